@@ -1,0 +1,213 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// chatRequest translates a request to Chat Completions.
+func chatRequest(req llm.Request, deepseek bool) goopenai.ChatCompletionRequest {
+	out := goopenai.ChatCompletionRequest{
+		Model:         req.Model,
+		Messages:      chatMessages(req.Messages, deepseek),
+		Stream:        true,
+		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+	}
+	for _, t := range req.Tools {
+		out.Tools = append(out.Tools, goopenai.Tool{
+			Type: goopenai.ToolTypeFunction,
+			Function: &goopenai.FunctionDefinition{
+				Name:        t.Function.Name,
+				Description: t.Function.Description,
+				Parameters:  schemaOf(t.Function.Parameters),
+			},
+		})
+	}
+	if req.ReasoningEffort != "" && !deepseek {
+		out.ReasoningEffort = req.ReasoningEffort
+	}
+	setMaxTokens(&out, req.MaxTokens, deepseek)
+	return out
+}
+
+func setMaxTokens(r *goopenai.ChatCompletionRequest, n int, deepseek bool) {
+	if n <= 0 {
+		return
+	}
+	if deepseek {
+		//lint:ignore SA1019 DeepSeek takes max_tokens, not max_completion_tokens.
+		r.MaxTokens = n
+	} else {
+		r.MaxCompletionTokens = n
+	}
+}
+
+// chatMessages translates history. For DeepSeek the reasoning of assistant
+// tool-call messages of the current turn (after the last user message) is
+// sent back, as its thinking mode requires inside a tool loop; older
+// reasoning is dropped.
+func chatMessages(msgs []llm.Message, deepseek bool) []goopenai.ChatCompletionMessage {
+	lastUser := -1
+	for i, m := range msgs {
+		if m.Role == llm.RoleUser {
+			lastUser = i
+		}
+	}
+	out := make([]goopenai.ChatCompletionMessage, 0, len(msgs))
+	for i, m := range msgs {
+		switch m.Role {
+		case llm.RoleUser:
+			out = append(out, chatUser(m))
+		case llm.RoleAssistant:
+			if m.Content == "" && len(m.ToolCalls) == 0 {
+				continue // an interrupted answer with nothing in it; APIs refuse empty assistant messages
+			}
+			am := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant, Content: m.Content}
+			for _, c := range m.ToolCalls {
+				am.ToolCalls = append(am.ToolCalls, goopenai.ToolCall{
+					ID:       c.ID,
+					Type:     goopenai.ToolTypeFunction,
+					Function: goopenai.FunctionCall{Name: c.Name, Arguments: argsOrEmpty(c.Arguments)},
+				})
+			}
+			if deepseek && i > lastUser && len(m.ToolCalls) > 0 {
+				am.ReasoningContent = m.Reasoning
+			}
+			out = append(out, am)
+		case llm.RoleTool:
+			out = append(out, goopenai.ChatCompletionMessage{
+				Role: goopenai.ChatMessageRoleTool, Content: nonEmpty(m.Content), ToolCallID: m.ToolCallID,
+			})
+		default:
+			out = append(out, goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+		}
+	}
+	return out
+}
+
+func chatUser(m llm.Message) goopenai.ChatCompletionMessage {
+	if len(m.Attachments) == 0 {
+		return goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, Content: m.Content}
+	}
+	parts := []goopenai.ChatMessagePart{}
+	if m.Content != "" {
+		parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: m.Content})
+	}
+	for _, a := range m.Attachments {
+		if isImage(a) {
+			parts = append(parts, goopenai.ChatMessagePart{
+				Type:     goopenai.ChatMessagePartTypeImageURL,
+				ImageURL: &goopenai.ChatMessageImageURL{URL: a.DataURL},
+			})
+			continue
+		}
+		parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: attachmentNote(a)})
+	}
+	return goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleUser, MultiContent: parts}
+}
+
+func isImage(a llm.Attachment) bool {
+	return strings.HasPrefix(a.MimeType, "image/") || strings.HasPrefix(a.DataURL, "data:image/")
+}
+
+func attachmentNote(a llm.Attachment) string {
+	return "[attachment " + a.Name + " (" + a.MimeType + ") cannot be shown to this model]"
+}
+
+func argsOrEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
+	return s
+}
+
+func nonEmpty(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+// streamChat runs one Chat Completions stream, emitting deltas and finally a
+// chunk with tool calls, usage and finish reason.
+func streamChat(ctx context.Context, c *goopenai.Client, wire goopenai.ChatCompletionRequest, out *collector) error {
+	stream, err := c.CreateChatCompletionStream(ctx, wire)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	var calls callAssembler
+	var finish string
+	for {
+		resp, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if resp.Usage != nil {
+			out.usage = usageOfChat(resp.Usage)
+		}
+		for _, ch := range resp.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			d := ch.Delta
+			for _, tc := range d.ToolCalls {
+				idx := -1
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				calls.add(callDelta{Index: idx, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+			if d.ReasoningContent != "" || d.Content != "" {
+				if !out.emit(llm.Chunk{Content: d.Content, Reasoning: d.ReasoningContent}) {
+					return errStopped
+				}
+			}
+			if ch.FinishReason != "" {
+				finish = string(ch.FinishReason)
+			}
+		}
+	}
+	out.calls = calls.result()
+	if err := endedEmpty(out, finish); err != nil {
+		return err
+	}
+	out.finish = finish
+	if len(out.calls) > 0 && (finish == "" || finish == "stop") {
+		out.finish = "tool_calls"
+	}
+	return nil
+}
+
+// endedEmpty reports a stream that ended before carrying anything (no delta,
+// no call, no finish reason): a dropped connection, which may be retried.
+func endedEmpty(out *collector, finish string) error {
+	if !out.emitted && finish == "" && len(out.calls) == 0 && out.usage == nil {
+		return fmt.Errorf("%w: the stream ended before any data", io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+func usageOfChat(u *goopenai.Usage) *llm.Usage {
+	out := &llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if u.CompletionTokensDetails != nil {
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out
+}

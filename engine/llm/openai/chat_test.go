@@ -1,0 +1,147 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+func TestChatStreamTextReasoningUsage(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s := startSSE(w)
+		s.data(chatChunk(`{"role":"assistant","content":null,"reasoning_content":""}`, ""))
+		s.data(chatChunk(`{"reasoning_content":"Let me "}`, ""))
+		s.data(chatChunk(`{"reasoning_content":"think."}`, ""))
+		s.data(chatChunk(`{"content":"Hi "}`, ""))
+		s.data(chatChunk(`{"content":"there"}`, ""))
+		s.data(chatChunk(`{}`, "stop"))
+		s.data(chatUsageChunk)
+		s.data("[DONE]")
+	})
+	p := f.provider(func(o *Options) { o.APIMode = ModeChat })
+	req := userReq("gpt-4o", "hello")
+	req.ReasoningEffort = "high"
+	req.MaxTokens = 500
+	r := collect(context.Background(), p, req)
+	noErr(t, r.err)
+	eq(t, "Hi there", r.content)
+	eq(t, "Let me think.", r.reasoning)
+	eq(t, "stop", r.final.FinishReason)
+	eq(t, &llm.Usage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19, ReasoningTokens: 3, CachedTokens: 4}, r.final.Usage)
+	eq(t, 0, f.count("/v1/responses"), "forced chat mode never tries the Responses API")
+
+	body := f.last("/v1/chat/completions").Body
+	eq(t, true, body["stream"])
+	eq(t, map[string]any{"include_usage": true}, body["stream_options"])
+	eq(t, "high", body["reasoning_effort"])
+	eq(t, 500.0, body["max_completion_tokens"])
+	msgs := body["messages"].([]any)
+	eq(t, 2, len(msgs))
+	eq(t, map[string]any{"role": "system", "content": "You are a test."}, msgs[0])
+}
+
+func TestChatParallelToolCallsSplitOverDeltas(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s := startSSE(w)
+		s.data(chatChunk(`{"role":"assistant","content":null}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"read_file","arguments":""}}]}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":1,"id":"call_B","type":"function","function":{"name":"grep","arguments":"{\"pat"}}]}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.go\"}"}}]}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":1,"function":{"arguments":"tern\":"}}]}`, ""))
+		s.data(chatChunk(`{"tool_calls":[{"index":1,"function":{"arguments":"\"TODO\"}"}}]}`, ""))
+		s.data(chatChunk(`{}`, "tool_calls"))
+		s.data(chatUsageChunk)
+		s.data("[DONE]")
+	})
+	p := f.provider(func(o *Options) { o.APIMode = ModeChat })
+	r := collect(context.Background(), p, userReq("gpt-4o", "look"))
+	noErr(t, r.err)
+	eq(t, "tool_calls", r.final.FinishReason)
+	eq(t, []llm.ToolCall{
+		{ID: "call_A", Name: "read_file", Arguments: `{"path":"a.go"}`},
+		{ID: "call_B", Name: "grep", Arguments: `{"pattern":"TODO"}`},
+	}, r.final.ToolCalls)
+	for _, ch := range r.chunks[:len(r.chunks)-1] {
+		check(t, len(ch.ToolCalls) == 0, "tool calls arrive complete on the final chunk only")
+	}
+}
+
+func TestChatWireHistory(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: "sys"},
+		{Role: llm.RoleUser, Content: "old question"},
+		{Role: llm.RoleAssistant, Content: "old answer", Reasoning: "old thoughts"},
+		{Role: llm.RoleUser, Content: "see this", Attachments: []llm.Attachment{
+			{Name: "shot.png", MimeType: "image/png", DataURL: "data:image/png;base64,iVBORw0KGgo="},
+			{Name: "notes.bin", MimeType: "application/octet-stream", DataURL: "data:application/octet-stream;base64,AAAA"},
+		}},
+		{Role: llm.RoleAssistant, Reasoning: "plan", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"x"}`}, {ID: "c2", Name: "list_files"}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Name: "read_file", Content: "file body"},
+		{Role: llm.RoleTool, ToolCallID: "c2", Name: "list_files", Content: ""},
+	}
+	toJSON := func(deepseek bool) []map[string]any {
+		b, err := json.Marshal(chatMessages(msgs, deepseek))
+		noErr(t, err)
+		var out []map[string]any
+		noErr(t, json.Unmarshal(b, &out))
+		return out
+	}
+	got := toJSON(false)
+	eq(t, 7, len(got))
+	eq(t, map[string]any{"role": "assistant", "content": "old answer"}, got[2])
+	eq(t, []any{
+		map[string]any{"type": "text", "text": "see this"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
+		map[string]any{"type": "text", "text": "[attachment notes.bin (application/octet-stream) cannot be shown to this model]"},
+	}, got[3]["content"])
+	eq(t, []any{
+		map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "read_file", "arguments": `{"path":"x"}`}},
+		map[string]any{"id": "c2", "type": "function", "function": map[string]any{"name": "list_files", "arguments": `{}`}},
+	}, got[4]["tool_calls"])
+	_, has := got[4]["reasoning_content"]
+	check(t, !has, "no reasoning_content for OpenAI")
+	eq(t, map[string]any{"role": "tool", "content": "file body", "tool_call_id": "c1"}, got[5])
+	eq(t, "(empty)", got[6]["content"])
+
+	ds := toJSON(true)
+	eq(t, "plan", ds[4]["reasoning_content"], "DeepSeek gets the reasoning of the current tool loop back")
+	_, has = ds[2]["reasoning_content"]
+	check(t, !has, "older reasoning is dropped")
+}
+
+func TestChatNonStreamed(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		jsonError(w, 200, `{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Fix login bug"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}`)
+	})
+	p := f.provider(nil)
+	text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-4o-mini", MaxTokens: 20, Messages: []llm.Message{{Role: llm.RoleUser, Content: "name this"}}})
+	noErr(t, err)
+	eq(t, "Fix login bug", text)
+	body := f.last("/v1/chat/completions").Body
+	check(t, body["stream"] != true, "Chat is not streamed")
+	eq(t, 20.0, body["max_completion_tokens"])
+}
+
+func TestModels(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		jsonError(w, 200, `{"object":"list","data":[{"id":"gpt-4o","object":"model","created":1,"owned_by":"openai"},{"id":"deepseek-chat","object":"model","created":1,"owned_by":"x"},{"id":"gpt-4o","object":"model"}]}`)
+	})
+	ids, err := f.provider(nil).Models(context.Background())
+	noErr(t, err)
+	eq(t, []string{"deepseek-chat", "gpt-4o"}, ids)
+	eq(t, "Bearer "+testKey, f.last("/v1/models").Header.Get("Authorization"))
+}
+
+func TestEmptyAssistantMessagesAreDropped(t *testing.T) {
+	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant}, {Role: llm.RoleUser, Content: "again"}}
+	eq(t, 2, len(chatMessages(msgs, false)))
+	eq(t, 2, len(responsesInput(msgs)))
+}

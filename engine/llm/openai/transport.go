@@ -1,0 +1,166 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"golang.org/x/net/proxy"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// watchdog aborts one attempt: before the response headers after Timeout (or
+// StreamIdle), afterwards when the body produced no byte for StreamIdle. It
+// cancels the attempt's context with ErrTimeout or llm.ErrStreamIdle as cause.
+type watchdog struct {
+	idle   time.Duration
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex // guards timer, gotHead, stopped
+	timer   *time.Timer
+	gotHead bool
+	stopped bool
+}
+
+func newWatchdog(first, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{idle: idle, cancel: cancel}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(first, w.fire)
+	w.mu.Unlock()
+	return w
+}
+
+func (w *watchdog) fire() {
+	w.mu.Lock()
+	stopped, gotHead := w.stopped, w.gotHead
+	w.mu.Unlock()
+	if stopped {
+		return
+	}
+	if gotHead {
+		w.cancel(llm.ErrStreamIdle)
+	} else {
+		w.cancel(ErrTimeout)
+	}
+}
+
+// head notes the arrival of the response headers.
+func (w *watchdog) head() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gotHead = true
+	if !w.stopped {
+		w.timer.Reset(w.idle)
+	}
+}
+
+// touch notes bytes of the body.
+func (w *watchdog) touch() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.timer.Reset(w.idle)
+	}
+}
+
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.timer.Stop()
+}
+
+type watchdogKey struct{}
+
+// transport adds the configured headers and feeds the watchdog of the
+// request's context, if any.
+type transport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if w, ok := req.Context().Value(watchdogKey{}).(*watchdog); ok {
+		w.head()
+		resp.Body = &watchedBody{ReadCloser: resp.Body, w: w}
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections forwards to the wrapped transport.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	w *watchdog
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.w.touch()
+	}
+	return n, err
+}
+
+// newHTTPClient returns the client the provider sends with: a copy of opts'
+// client, or a fresh one with the SOCKS5 proxy, whose transport is wrapped.
+func newHTTPClient(o Options) (*http.Client, error) {
+	var c http.Client
+	if o.HTTPClient != nil {
+		c = *o.HTTPClient
+	} else {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if o.Proxy != "" {
+			dial, err := socksDialer(o.Proxy)
+			if err != nil {
+				return nil, err
+			}
+			tr.Proxy = nil
+			tr.DialContext = dial
+		}
+		c.Transport = tr
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = &transport{base: base, headers: o.Headers}
+	return &c, nil
+}
+
+func socksDialer(raw string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "socks5" && u.Scheme != "socks5h") {
+		return nil, fmt.Errorf("%w: want socks5://host:port", ErrBadProxy)
+	}
+	d, err := proxy.FromURL(u, &net.Dialer{Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadProxy, err)
+	}
+	cd, ok := d.(proxy.ContextDialer)
+	if !ok {
+		return nil, fmt.Errorf("%w: dialer without context", ErrBadProxy)
+	}
+	return cd.DialContext, nil
+}

@@ -1,0 +1,210 @@
+package scripted
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// Demo pacing: small deltas with a short pause, so the UI looks alive.
+const (
+	demoDelay     = 25 * time.Millisecond
+	demoChunkSize = 6
+)
+
+// Demo returns the provider `make run` uses without an API key. It reacts to
+// the conversation: a user message gets a greeting and list_files; its result
+// gets run_shell `git status --short` (which asks for approval in interactive
+// mode); that result gets ask_user; the answer gets a summary of what the
+// tools returned. Deterministic for a given history.
+func Demo() *Provider { return demo(demoDelay) }
+
+func demo(delay time.Duration) *Provider {
+	return &Provider{react: func(req llm.Request) Response { return demoStep(req, delay) }}
+}
+
+func demoStep(req llm.Request, delay time.Duration) Response {
+	r := demoAnswer(req.Messages)
+	r.Delay, r.ChunkSize = delay, demoChunkSize
+	for i := range r.ToolCalls {
+		r.ToolCalls[i].ID = fmt.Sprintf("demo_%s_%d", r.ToolCalls[i].Name, len(req.Messages))
+	}
+	return r
+}
+
+func demoAnswer(msgs []llm.Message) Response {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role == llm.RoleUser {
+		return Response{
+			Reasoning: "The user wrote something. As the demo I show a tool call first.",
+			Text: "Hi! I am the scripted demo provider: no API key is configured, so no real model answers. " +
+				"I will walk through a few tools so you can see how a turn looks. First, the files here.",
+			ToolCalls: []llm.ToolCall{{Name: "list_files", Arguments: `{"path":"."}`}},
+		}
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != llm.RoleTool {
+		return Response{Text: "This is the scripted demo provider. Send a message to see the demo again."}
+	}
+	switch toolOf(msgs, last) {
+	case "list_files":
+		return Response{
+			Text:      fmt.Sprintf("I see %s. Now the git status; in interactive mode this command asks for your approval.", plural(countEntries(last.Content), "entry", "entries")),
+			ToolCalls: []llm.ToolCall{{Name: "run_shell", Arguments: `{"command":"git status --short"}`}},
+		}
+	case "run_shell":
+		return Response{
+			Text: "Now a question for you.",
+			ToolCalls: []llm.ToolCall{{Name: "ask_user", Arguments: `{"question":"What would you like to do next?",` +
+				`"options":["Explain the project layout","Review the uncommitted changes","Nothing for now"]}`}},
+		}
+	case "ask_user":
+		return Response{Text: demoSummary(msgs, last)}
+	}
+	return Response{Text: "The demo only scripts list_files, run_shell and ask_user; that tool result ends it."}
+}
+
+// toolOf finds the name of the call a tool message answers.
+func toolOf(msgs []llm.Message, tool llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for _, c := range msgs[i].ToolCalls {
+			if c.ID == tool.ToolCallID {
+				return c.Name
+			}
+		}
+	}
+	return tool.Name
+}
+
+// resultOf returns the content of the latest result of the named tool.
+func resultOf(msgs []llm.Message, name string) (string, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleTool && toolOf(msgs, msgs[i]) == name {
+			return msgs[i].Content, true
+		}
+	}
+	return "", false
+}
+
+func demoSummary(msgs []llm.Message, answer llm.Message) string {
+	var b strings.Builder
+	b.WriteString("Here is what the tools returned:\n\n")
+	if files, ok := resultOf(msgs, "list_files"); ok {
+		if e := errorOf(files); e != "" {
+			fmt.Fprintf(&b, "- list_files failed: %s\n", e)
+		} else {
+			fmt.Fprintf(&b, "- list_files found %s in the workspace.\n", plural(countEntries(files), "entry", "entries"))
+		}
+	}
+	if status, ok := resultOf(msgs, "run_shell"); ok {
+		switch e := errorOf(status); {
+		case e != "":
+			fmt.Fprintf(&b, "- git status did not run: %s\n", e)
+		default:
+			n := countLines(field(status, "stdout", "output"))
+			if n == 0 {
+				b.WriteString("- git status reports a clean working tree.\n")
+			} else {
+				fmt.Fprintf(&b, "- git status lists %s.\n", plural(n, "changed path", "changed paths"))
+			}
+		}
+	}
+	reply := field(answer.Content, "answer", "answers", "text")
+	if e := errorOf(answer.Content); e != "" {
+		reply = e
+	}
+	fmt.Fprintf(&b, "- You answered: %q.\n\n", truncate(strings.TrimSpace(reply), 200))
+	b.WriteString("That is the end of the demo. Configure an API key (OPENAI_API_KEY or keys.set) to talk to a real model.")
+	return b.String()
+}
+
+// errorOf returns the error of a {error, error_type} tool result.
+func errorOf(content string) string {
+	var v struct {
+		Error any `json:"error"`
+	}
+	if json.Unmarshal([]byte(content), &v) != nil || v.Error == nil {
+		return ""
+	}
+	if s, ok := v.Error.(string); ok {
+		return truncate(s, 200)
+	}
+	b, _ := json.Marshal(v.Error)
+	return truncate(string(b), 200)
+}
+
+// field returns the first named string field of a JSON object, or content
+// itself when it is not JSON.
+func field(content string, names ...string) string {
+	var obj map[string]any
+	if json.Unmarshal([]byte(content), &obj) != nil {
+		return content
+	}
+	for _, n := range names {
+		switch v := obj[n].(type) {
+		case string:
+			return v
+		case []any:
+			parts := make([]string, 0, len(v))
+			for _, x := range v {
+				parts = append(parts, fmt.Sprint(x))
+			}
+			return strings.Join(parts, ", ")
+		}
+	}
+	return ""
+}
+
+// countEntries counts a list_files result: a JSON array, an object with an
+// array (entries, files, items), or lines of text.
+func countEntries(content string) int {
+	var v any
+	if json.Unmarshal([]byte(content), &v) != nil {
+		return countLines(content)
+	}
+	switch t := v.(type) {
+	case []any:
+		return len(t)
+	case map[string]any:
+		for _, k := range []string{"entries", "files", "items", "children"} {
+			if a, ok := t[k].([]any); ok {
+				return len(a)
+			}
+		}
+		for _, k := range []string{"output", "content", "text", "listing"} {
+			if s, ok := t[k].(string); ok {
+				return countLines(s)
+			}
+		}
+	case string:
+		return countLines(t)
+	}
+	return 0
+}
+
+func countLines(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

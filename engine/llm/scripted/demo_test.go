@@ -1,0 +1,81 @@
+package scripted
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// TestDemoWalksThroughTools plays the demo like the engine would: each tool
+// call is answered with a tool message, and the next step follows.
+func TestDemoWalksThroughTools(t *testing.T) {
+	if Demo().react == nil {
+		t.Fatal("Demo reacts to the conversation")
+	}
+	p := demo(0) // the real pacing is 25ms a delta; tests skip it
+	history := []llm.Message{{Role: llm.RoleUser, Content: "hello"}}
+	step := func(wantTool string, result string) played {
+		t.Helper()
+		r := playAll(context.Background(), p, llm.Request{Model: "demo", Messages: history})
+		eq(t, nil, r.err)
+		if r.deltas < 2 {
+			t.Fatalf("the demo streams in small deltas, got %d", r.deltas)
+		}
+		history = append(history, llm.Message{Role: llm.RoleAssistant, Content: r.content, ToolCalls: r.final.ToolCalls})
+		if wantTool == "" {
+			eq(t, 0, len(r.final.ToolCalls))
+			eq(t, "stop", r.final.FinishReason)
+			return r
+		}
+		eq(t, 1, len(r.final.ToolCalls))
+		c := r.final.ToolCalls[0]
+		eq(t, wantTool, c.Name)
+		history = append(history, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
+		return r
+	}
+	r := step("list_files", `{"entries":[{"name":"go.mod"},{"name":"main.go"},{"name":"README.md"}]}`)
+	if !strings.Contains(r.content, "scripted demo provider") {
+		t.Fatalf("the demo says what it is: %q", r.content)
+	}
+	eq(t, `{"path":"."}`, r.final.ToolCalls[0].Arguments)
+	r = step("run_shell", `{"stdout":" M main.go\n?? notes.txt\n","exitCode":0}`)
+	eq(t, `{"command":"git status --short"}`, r.final.ToolCalls[0].Arguments)
+	if !strings.Contains(r.content, "3 entries") {
+		t.Fatalf("the demo reacts to the listing: %q", r.content)
+	}
+	r = step("ask_user", `{"answer":"Explain the project layout"}`)
+	if !strings.Contains(r.final.ToolCalls[0].Arguments, `"options":[`) {
+		t.Fatalf("ask_user offers options: %s", r.final.ToolCalls[0].Arguments)
+	}
+	r = step("", "")
+	for _, want := range []string{"3 entries", "2 changed paths", "Explain the project layout"} {
+		if !strings.Contains(r.content, want) {
+			t.Errorf("summary lacks %q: %s", want, r.content)
+		}
+	}
+
+	// Deterministic: the same history gives the same answer.
+	a := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
+	b := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
+	eq(t, a, b)
+}
+
+func TestDemoSummaryCopesWithErrorsAndText(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleUser, Content: "hi"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "list_files"}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Content: "go.mod\nmain.go\n"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "b", Name: "run_shell"}}},
+		{Role: llm.RoleTool, ToolCallID: "b", Content: `{"error":"the user denied the command","error_type":"permission_denied"}`},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ask_user"}}},
+		{Role: llm.RoleTool, ToolCallID: "c", Content: "Nothing for now"},
+	}
+	got := demoAnswer(msgs).Text
+	for _, want := range []string{"2 entries", "did not run: the user denied the command", `"Nothing for now"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q: %s", want, got)
+		}
+	}
+}

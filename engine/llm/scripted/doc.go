@@ -1,0 +1,14 @@
+// Package scripted is a model provider that plays a script instead of calling
+// a model: tests drive the engine with it, the sidecar plays a JSON script
+// file named by ZQAGENT_SCRIPT for end-to-end tests, and Demo gives shells a
+// lively provider for UI development without an API key.
+//
+// A script is a queue of Responses, each answering one Stream call; Chat
+// calls answer from a separate queue. The provider records every request so
+// tests can assert on the history and tools the engine sent. An exhausted
+// script answers "(script exhausted)" rather than hanging.
+//
+// Concurrency: a Provider is safe for concurrent use; mu guards the queues and
+// the recorded requests. Stream runs on the consumer's goroutine and starts no
+// goroutine; delays and stalls end when the context does.
+package scripted

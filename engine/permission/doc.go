@@ -1,0 +1,13 @@
+// Package permission owns the decision whether a tool call may run: the
+// seed's PermissionEngine (§8.1–8.5). Evaluate applies the eight steps in a
+// fixed order — read-only modes, workspace boundary, read-only risk, AUTO
+// mode, shellPolicy (with the OS sandbox), the command allowlist and session
+// command grants, session tool grants, and finally "ask the user". It also
+// owns the command-line matcher that decides whether a run_shell command is a
+// single literal simple command safe to auto-allow (parsed with a real shell
+// parser, mvdan.cc/sh), and the approver types and fallbacks.
+//
+// Concurrency: an Engine is safe for concurrent use. One mutex guards the
+// mutable state (mode, shell policy, allowlist and session grants); Evaluate
+// takes a snapshot under the lock and does its file-system checks without it.
+package permission

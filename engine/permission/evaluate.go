@@ -1,0 +1,118 @@
+package permission
+
+import (
+	"github.com/zqagent/sidecar/tools"
+)
+
+func allow(reason string) Decision { return Decision{Allowed: true, Reason: reason} }
+func deny(reason string) Decision  { return Decision{Reason: reason} }
+
+// Evaluate decides a tool call in the seed's fixed order (§8.1):
+//
+//  1. read-only mode (discuss, plan) → side effects are denied
+//  2. a path argument outside the workspace and grants → denied
+//     (creating a new <workspace>/.agent/mcp.json always needs the user,
+//     even in AUTO mode — issue 8)
+//  3. read-only risk (and interactive tools, which ask the user by nature) → allowed
+//  4. AUTO mode → allowed
+//  5. shellPolicy with the OS sandbox → the shell may be allowed
+//  6. command allowlist / session command grants → allowed
+//  7. session tool grants → allowed
+//  8. the rest → NeedsUser
+func (e *Engine) Evaluate(toolName string, args map[string]any, meta tools.Metadata) Decision {
+	e.mu.RLock()
+	mode, policy := e.mode, e.policy
+	e.mu.RUnlock()
+	class := meta.Class
+
+	// 1.
+	if mode.ReadOnly() && sideEffect(class) {
+		return deny("mode " + string(mode) + " is read-only: " + toolName + " (" + classLabel(class) + ") is not allowed")
+	}
+	// 2.
+	if class != tools.ClassInteractive {
+		if reason, ok := e.checkPaths(args, meta); !ok {
+			return deny(reason)
+		}
+		if e.createsMCPConfig(toolName, args, meta) {
+			return Decision{NeedsUser: true, Reason: "creates a new MCP server config (.agent/mcp.json): always needs your approval"}
+		}
+	}
+	// 3.
+	switch class {
+	case tools.ClassRead:
+		return allow("read-only tool")
+	case tools.ClassInteractive:
+		return allow("interactive tool: asks the user itself")
+	}
+	// 4.
+	if mode == ModeAuto {
+		return allow("auto mode")
+	}
+	// 5. and 6.
+	if cmd, ok := shellCommand(args, meta); ok {
+		if d, ok := e.shellDecision(policy, cmd, args); ok {
+			return d
+		}
+	}
+	// 7.
+	e.mu.RLock()
+	granted := e.tools[toolName]
+	e.mu.RUnlock()
+	if granted {
+		return allow("allowed for this session")
+	}
+	// 8.
+	return Decision{NeedsUser: true, Reason: toolName + " (" + classLabel(class) + ") needs approval"}
+}
+
+func classLabel(c tools.Class) string {
+	if c == "" {
+		return "unclassified"
+	}
+	return string(c)
+}
+
+// shellCommand returns the command line of a shell tool call: an exec tool
+// with a string "command" argument (run_shell).
+func shellCommand(args map[string]any, meta tools.Metadata) (string, bool) {
+	if meta.Class != tools.ClassExec {
+		return "", false
+	}
+	cmd, ok := args["command"].(string)
+	return cmd, ok && cmd != ""
+}
+
+// shellDecision applies steps 5 and 6 to a command line.
+func (e *Engine) shellDecision(policy ShellPolicy, cmd string, args map[string]any) (Decision, bool) {
+	switch policy {
+	case PolicyAll:
+		return allow("shellPolicy all: the shell never asks"), true
+	case PolicySandbox:
+		if e.sb.Enforced {
+			return allow("shellPolicy sandbox: runs in the " + e.sb.Kind + " sandbox"), true
+		}
+	case PolicyWorkspace:
+		if e.sb.Enforced {
+			return allow("shellPolicy workspace: runs in the " + e.sb.Kind + " sandbox"), true
+		}
+		if e.insideWorkspace(cmd, args) {
+			return allow("shellPolicy workspace: every path argument is inside the workspace"), true
+		}
+	}
+	words, _, ok := SafeSimpleCommand(cmd)
+	if !ok {
+		return Decision{}, false
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, entry := range e.allowed {
+		if prefixMatch(parseAllowEntry(entry), words) {
+			return allow("command allowlist: " + entry), true
+		}
+	}
+	if e.commands[words[0]] {
+		return allow("command " + words[0] + " allowed for this session"), true
+	}
+	return Decision{}, false
+}

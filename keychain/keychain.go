@@ -1,0 +1,239 @@
+// Package keychain owns API keys: they live in the OS keychain only (macOS
+// Keychain, Windows Credential Manager, the Secret Service on Linux, through
+// github.com/zalando/go-keyring), under one service name per install and the
+// provider profile name as account, or come from the provider's environment
+// variable. There is no plaintext fallback. Nothing here returns a key except
+// Get and Resolve, and no error or Status carries a key or a part of one.
+//
+// Concurrency: a Keyring is safe for concurrent use. Resolve runs the
+// keychain lookup on a goroutine so that it can give up when its ctx ends;
+// Close waits for lookups still in flight.
+package keychain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zalando/go-keyring"
+)
+
+// DefaultService is the keychain service name of a release install.
+const DefaultService = "zqagent"
+
+// MaxKeyBytes bounds a key: under every backend's limit (macOS refuses
+// service+account+secret over about 3000 bytes, Windows secrets over 2560).
+const MaxKeyBytes = 2048
+
+const maxProviderLen = 128
+
+// Store is what the protocol's keys.* methods need.
+type Store interface {
+	Set(provider, key string) error
+	Get(provider string) (string, error)
+	Delete(provider string) error
+}
+
+var _ Store = (*Keyring)(nil)
+
+// Status reports whether a provider has a key, and where it comes from.
+type Status struct {
+	Provider   string `json:"provider"`
+	Configured bool   `json:"configured"`
+	Source     string `json:"source"` // "keychain" | "env" | ""
+	// EnvVar is the environment variable checked for the provider.
+	EnvVar string `json:"envVar"`
+	Error  string `json:"error,omitempty"` // why the keychain could not be read
+}
+
+// Key sources.
+const (
+	SourceKeychain = "keychain"
+	SourceEnv      = "env"
+)
+
+// Keyring stores keys under one service name.
+type Keyring struct {
+	service string
+	wg      sync.WaitGroup // lookups started by Resolve
+}
+
+// New returns a Keyring for service; "" is DefaultService. Give dev and
+// release builds different names so they do not share keys.
+func New(service string) *Keyring {
+	if strings.TrimSpace(service) == "" {
+		service = DefaultService
+	}
+	return &Keyring{service: service}
+}
+
+// Service is the keychain service name.
+func (k *Keyring) Service() string { return k.service }
+
+// Close waits for keychain lookups that Resolve gave up on.
+func (k *Keyring) Close() error {
+	k.wg.Wait()
+	return nil
+}
+
+// ValidateProvider checks a provider profile name used as keychain account.
+func ValidateProvider(provider string) error {
+	if provider == "" || len(provider) > maxProviderLen || !utf8.ValidString(provider) || strings.TrimSpace(provider) != provider {
+		return fmt.Errorf("%w: %q", ErrInvalidProvider, provider)
+	}
+	for _, r := range provider {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: control character", ErrInvalidProvider)
+		}
+	}
+	return nil
+}
+
+// ValidateKey checks a key's shape: non-empty, valid UTF-8, no surrounding
+// whitespace, no newline or other control characters, at most MaxKeyBytes.
+// The error never quotes the key.
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	case len(key) > MaxKeyBytes:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidKey, len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	case strings.TrimSpace(key) != key:
+		return fmt.Errorf("%w: leading or trailing whitespace", ErrInvalidKey)
+	}
+	for _, r := range key {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: contains a newline or another control character", ErrInvalidKey)
+		}
+	}
+	return nil
+}
+
+// EnvVar is the environment variable that may hold provider's key:
+// OPENAI_API_KEY for "openai", DEEPSEEK_API_KEY for "deepseek", and the
+// name upper-cased with every other character made '_' plus "_API_KEY"
+// for the rest ("my-local" → MY_LOCAL_API_KEY).
+func EnvVar(provider string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSpace(provider) {
+		switch {
+		case r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if name == "" {
+		return "API_KEY"
+	}
+	if name[0] >= '0' && name[0] <= '9' {
+		name = "_" + name
+	}
+	return name + "_API_KEY"
+}
+
+// Set stores key for provider, replacing any previous key.
+func (k *Keyring) Set(provider, key string) error {
+	if err := ValidateProvider(provider); err != nil {
+		return err
+	}
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	if err := keyring.Set(k.service, provider, key); err != nil {
+		return fmt.Errorf("store key for %s: %w", provider, mapErr(provider, err))
+	}
+	return nil
+}
+
+// Get returns provider's key from the keychain (not the environment):
+// ErrNotFound when there is none, ErrUnavailable when the keychain cannot
+// be used.
+func (k *Keyring) Get(provider string) (string, error) {
+	if err := ValidateProvider(provider); err != nil {
+		return "", err
+	}
+	key, err := keyring.Get(k.service, provider)
+	if err != nil {
+		return "", mapErr(provider, err)
+	}
+	return key, nil
+}
+
+// Delete removes provider's key; ErrNotFound when there is none.
+func (k *Keyring) Delete(provider string) error {
+	if err := ValidateProvider(provider); err != nil {
+		return err
+	}
+	if err := keyring.Delete(k.service, provider); err != nil {
+		return fmt.Errorf("delete key for %s: %w", provider, mapErr(provider, err))
+	}
+	return nil
+}
+
+// Status reports whether provider has a key and where it comes from; the
+// keychain wins over the environment. It never carries the key.
+func (k *Keyring) Status(provider string) Status {
+	st := Status{Provider: provider, EnvVar: EnvVar(provider)}
+	_, err := k.Get(provider)
+	switch {
+	case err == nil:
+		st.Configured, st.Source = true, SourceKeychain
+		return st
+	case errors.Is(err, ErrNotFound):
+	default:
+		st.Error = err.Error()
+	}
+	if v, ok := os.LookupEnv(st.EnvVar); ok && v != "" {
+		st.Configured, st.Source = true, SourceEnv
+	}
+	return st
+}
+
+type lookup struct {
+	key string
+	err error
+}
+
+// Resolve returns the key to use now: the keychain's, else the
+// environment variable's. When neither has one it returns ErrNotFound, or
+// the ErrUnavailable error (which names the remedy) when the keychain could
+// not be read. It gives up with ctx's error when ctx ends first.
+func (k *Keyring) Resolve(ctx context.Context, provider string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	ch := make(chan lookup, 1)
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		key, err := k.Get(provider)
+		ch <- lookup{key, err}
+	}()
+	var r lookup
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case r = <-ch:
+	}
+	if r.err == nil {
+		return r.key, nil
+	}
+	if v, ok := os.LookupEnv(EnvVar(provider)); ok && v != "" {
+		return v, nil
+	}
+	if errors.Is(r.err, ErrNotFound) {
+		return "", fmt.Errorf("%w for %s: store one in the app's settings or set %s", ErrNotFound, provider, EnvVar(provider))
+	}
+	return "", r.err
+}

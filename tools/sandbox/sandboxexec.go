@@ -1,0 +1,29 @@
+package sandbox
+
+import "strings"
+
+// wrapSandboxExec builds a macOS sandbox-exec command line whose profile
+// allows everything except file writes outside the writable paths (and the
+// usual device files).
+func wrapSandboxExec(writable []string, argv []string) []string {
+	var b strings.Builder
+	b.WriteString("(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n")
+	b.WriteString("  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/dtracehelper\")\n")
+	b.WriteString("  (regex #\"^/dev/tty\") (regex #\"^/dev/fd/\")\n")
+	b.WriteString("  (subpath \"/private/var/folders\") (subpath \"/private/tmp\")\n")
+	for _, p := range writable {
+		b.WriteString("  (subpath ")
+		b.WriteString(profileString(p))
+		b.WriteString(")\n")
+	}
+	b.WriteString(")\n")
+	out := make([]string, 0, 3+len(argv))
+	out = append(out, "sandbox-exec", "-p", b.String())
+	return append(out, argv...)
+}
+
+// profileString quotes a path as an SBPL string literal.
+func profileString(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(p) + `"`
+}

@@ -1,0 +1,280 @@
+package conflict
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/zqagent/sidecar/tools/fs/ignore"
+)
+
+// Defaults of WatcherOptions.
+const (
+	DefaultMaxWatches = 4096
+	DefaultMaxTracked = 65536
+)
+
+// WatcherOptions tunes a Watcher. Zero values take the defaults.
+type WatcherOptions struct {
+	// MaxWatches bounds the number of watched directories. Directories past
+	// the limit are not watched; files in them are checked by hash.
+	MaxWatches int
+	// MaxTracked bounds the number of paths whose change counters are kept.
+	// When it is exceeded the counters are dropped and every Guard falls
+	// back to hashing the files it recorded before.
+	MaxTracked int
+}
+
+// Change is what the Watcher saw happen to one path.
+type Change struct {
+	Count uint64    `json:"count"` // events seen (write, create, remove, rename)
+	Time  time.Time `json:"time"`  // time of the last one
+}
+
+// Stats describes the Watcher's health.
+type Stats struct {
+	Watches  int   `json:"watches"`  // watched directories
+	LimitHit bool  `json:"limitHit"` // some directories were left unwatched
+	Err      error `json:"-"`        // set when the watcher failed; nothing is covered then
+}
+
+// Watcher follows a workspace tree with fsnotify.
+type Watcher struct {
+	root       string // absolute, symlinks resolved
+	fsw        *fsnotify.Watcher
+	maxWatches int
+	maxTracked int
+	wg         sync.WaitGroup
+
+	mu       sync.Mutex
+	watched  map[string]*ignore.Rules // guarded by mu; watched dir -> rules in force inside it
+	changes  map[string]Change        // guarded by mu; path -> changes seen
+	epoch    uint64                   // guarded by mu; bumped when changes were lost
+	limitHit bool                     // guarded by mu
+	failed   error                    // guarded by mu
+	closed   bool                     // guarded by mu
+}
+
+// NewWatcher starts watching root and every directory below it that is not
+// .git, node_modules or gitignored, up to opts.MaxWatches directories.
+func NewWatcher(root string, opts WatcherOptions) (*Watcher, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", root, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", root, err)
+	}
+	if opts.MaxWatches <= 0 {
+		opts.MaxWatches = DefaultMaxWatches
+	}
+	if opts.MaxTracked <= 0 {
+		opts.MaxTracked = DefaultMaxTracked
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", root, err)
+	}
+	w := &Watcher{
+		root:       real,
+		fsw:        fsw,
+		maxWatches: opts.MaxWatches,
+		maxTracked: opts.MaxTracked,
+		watched:    map[string]*ignore.Rules{},
+		changes:    map[string]Change{},
+	}
+	w.mu.Lock()
+	w.addTreeLocked(real, nil)
+	w.mu.Unlock()
+	w.wg.Go(w.loop)
+	return w, nil
+}
+
+// Root is the watched directory (absolute, symlinks resolved).
+func (w *Watcher) Root() string { return w.root }
+
+// Close stops watching and waits for the event goroutine.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	err := w.fsw.Close()
+	w.wg.Wait()
+	return err
+}
+
+// Stats reports how many directories are watched and whether the watcher
+// is degraded.
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return Stats{Watches: len(w.watched), LimitHit: w.limitHit, Err: w.failed}
+}
+
+// Changes returns what the watcher saw happen to path (absolute).
+func (w *Watcher) Changes(path string) Change {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changes[filepath.Clean(path)]
+}
+
+// Covered reports whether changes to path would be seen: the watcher is
+// healthy and path's directory is watched.
+func (w *Watcher) Covered(path string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _, ok := w.stateLocked(filepath.Clean(path))
+	return ok
+}
+
+// state returns the epoch and change counter of path, and whether the
+// watcher covers it.
+func (w *Watcher) state(path string) (epoch, count uint64, covered bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stateLocked(path)
+}
+
+func (w *Watcher) stateLocked(path string) (epoch, count uint64, covered bool) {
+	if w.failed != nil || w.closed {
+		return w.epoch, 0, false
+	}
+	_, ok := w.watched[filepath.Dir(path)]
+	return w.epoch, w.changes[path].Count, ok
+}
+
+// addTreeLocked watches dir and its subdirectories. parent holds the rules
+// in force in dir's parent (nil for the root).
+func (w *Watcher) addTreeLocked(dir string, parent *ignore.Rules) {
+	if w.closed || w.failed != nil {
+		return
+	}
+	if _, ok := w.watched[dir]; ok {
+		return
+	}
+	if len(w.watched) >= w.maxWatches {
+		w.limitHit = true
+		return
+	}
+	if err := w.fsw.Add(dir); err != nil {
+		// ENOSPC (the system's inotify limit) and friends: treat like our
+		// own limit; files here are checked by hash.
+		w.limitHit = true
+		return
+	}
+	rel := w.rel(dir)
+	data, _ := os.ReadFile(filepath.Join(dir, ignore.FileName))
+	rules := parent.Child(rel, data)
+	w.watched[dir] = rules
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || ignore.AlwaysSkipped(e.Name()) {
+			continue // e.IsDir is false for symlinks: links are never followed
+		}
+		child := filepath.Join(dir, e.Name())
+		if rules.Ignored(w.rel(child), true) {
+			continue
+		}
+		w.addTreeLocked(child, rules)
+	}
+}
+
+func (w *Watcher) rel(p string) string {
+	r, err := filepath.Rel(w.root, p)
+	if err != nil || r == "." {
+		return ""
+	}
+	return filepath.ToSlash(r)
+}
+
+func (w *Watcher) loop() {
+	for {
+		select {
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.handleError(err)
+		}
+	}
+}
+
+func (w *Watcher) handle(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return // metadata only; content is unchanged
+	}
+	name := filepath.Clean(ev.Name)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.changes) >= w.maxTracked {
+		if _, ok := w.changes[name]; !ok {
+			w.changes = map[string]Change{}
+			w.epoch++
+		}
+	}
+	c := w.changes[name]
+	c.Count++
+	c.Time = time.Now()
+	w.changes[name] = c
+
+	switch {
+	case ev.Has(fsnotify.Create):
+		fi, err := os.Lstat(name)
+		if err != nil || !fi.IsDir() || ignore.AlwaysSkipped(fi.Name()) {
+			return
+		}
+		parent, ok := w.watched[filepath.Dir(name)]
+		if !ok || parent.Ignored(w.rel(name), true) {
+			return
+		}
+		// Files created in the new directory before its watch was added are
+		// missed by fsnotify; a Guard has no record of them anyway.
+		w.addTreeLocked(name, parent)
+	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
+		// The kernel drops the watch of a removed directory; forget it and
+		// everything below so that files there fall back to hashing.
+		if _, ok := w.watched[name]; ok {
+			for d := range w.watched {
+				if d == name || within(name, d) {
+					delete(w.watched, d)
+					_ = w.fsw.Remove(d) // already gone for a removed dir
+				}
+			}
+		}
+	}
+}
+
+func (w *Watcher) handleError(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		// Events were lost: nothing recorded so far can be trusted.
+		w.changes = map[string]Change{}
+		w.epoch++
+		return
+	}
+	w.failed = fmt.Errorf("watch %s: %w", w.root, err)
+	w.epoch++
+}
+
+func within(dir, p string) bool {
+	return len(p) > len(dir) && p[:len(dir)] == dir && p[len(dir)] == filepath.Separator
+}

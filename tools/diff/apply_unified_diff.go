@@ -1,0 +1,76 @@
+package diff
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/conflict"
+)
+
+//go:embed apply_unified_diff.md
+var applyUnifiedDescription string
+
+var applyUnifiedSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "diff": {"type": "string", "description": "A unified diff (git diff or diff -u output) for one or more files."}
+  },
+  "required": ["diff"],
+  "additionalProperties": false
+}`)
+
+type unifiedArgs struct {
+	Diff  string `json:"diff"`
+	Patch string `json:"patch"` // accepted as an alias
+}
+
+func applyUnifiedSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
+	return tools.Spec{
+		Name: "apply_unified_diff",
+		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
+			Name:        "apply_unified_diff",
+			Description: applyUnifiedDescription,
+			Parameters:  applyUnifiedSchema,
+		}},
+		Meta: writeMeta("apply_unified_diff"),
+		Handler: func(ctx context.Context, call tools.Call) (any, error) {
+			var a unifiedArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			text := a.Diff
+			if text == "" {
+				text = a.Patch
+			}
+			if strings.TrimSpace(text) == "" {
+				return nil, fmt.Errorf("%w: diff is required", tools.ErrInvalidArgs)
+			}
+			return ApplyUnified(ctx, ws, guard, text)
+		},
+	}
+}
+
+// UnifiedPaths returns every path a unified diff names, for permission
+// checks and approval cards; nil if the text does not parse.
+func UnifiedPaths(text string) []string {
+	files, err := ParseUnified(text)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		if f.OldName != "" {
+			out = append(out, f.OldName)
+		}
+		if f.NewName != "" && f.NewName != f.OldName {
+			out = append(out, f.NewName)
+		}
+	}
+	return out
+}

@@ -1,0 +1,201 @@
+package fs
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/fs/ignore"
+)
+
+//go:embed list_files.md
+var listFilesDescription string
+
+// Limits of one list_files call.
+const (
+	MaxListEntries    = 1000
+	DefaultListDepth  = 2
+	MaxListDepth      = 10
+	maxDirEntriesRead = 100_000
+)
+
+var listFilesSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "Directory to list, relative to the workspace root or absolute inside it (or inside a granted directory). Default: the workspace root."},
+    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "How many directory levels to descend. Default 2."},
+    "include_hidden": {"type": "boolean", "description": "Also list dot files and dot directories. Default false."}
+  },
+  "additionalProperties": false
+}`)
+
+type listFilesArgs struct {
+	Path          string `json:"path"`
+	Depth         int    `json:"depth"`
+	IncludeHidden bool   `json:"include_hidden"`
+}
+
+func listFilesSpec(ws *confine.Workspace) tools.Spec {
+	return tools.Spec{
+		Name: "list_files",
+		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
+			Name:        "list_files",
+			Description: listFilesDescription,
+			Parameters:  listFilesSchema,
+		}},
+		Meta: tools.Metadata{
+			Category:     "file",
+			RiskLevel:    tools.RiskLow,
+			Class:        tools.ClassRead,
+			Capabilities: []string{"list_files"},
+			PathArgs:     []string{"path"},
+		},
+		Handler: func(ctx context.Context, call tools.Call) (any, error) {
+			var a listFilesArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			return ListFiles(ctx, ws, a.Path, a.Depth, a.IncludeHidden)
+		},
+	}
+}
+
+// ListFiles lists the directory p to the given depth (0 for the default),
+// one path per line, sorted, directories with a trailing "/" and symlinks
+// with a trailing "@" (never followed). Paths are relative to the workspace
+// root (absolute for granted directories), ready for read_file.
+func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, hidden bool) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	switch {
+	case depth < 0:
+		return "", fmt.Errorf("%w: depth must be positive", tools.ErrInvalidArgs)
+	case depth == 0:
+		depth = DefaultListDepth
+	case depth > MaxListDepth:
+		depth = MaxListDepth
+	}
+	t, err := Open(ws, p, false)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	fi, err := t.Root.Stat(t.Rel)
+	if err != nil {
+		return "", mapFSError("list", p, err)
+	}
+	if !fi.IsDir() {
+		return "", toolErr(TypeNotDir, ErrNotDir, "%s is a file; use read_file to read it", t.Display)
+	}
+
+	// The .gitignore files from the root (or grant) down to the listed
+	// directory all apply.
+	var rules *ignore.Rules
+	dir := "."
+	rules = rules.Child("", readIgnore(t, "."))
+	if t.Rel != "." {
+		for _, part := range strings.Split(filepath.ToSlash(t.Rel), "/") {
+			dir = filepath.Join(dir, part)
+			rules = rules.Child(filepath.ToSlash(dir), readIgnore(t, dir))
+		}
+	}
+
+	l := lister{ctx: ctx, ws: ws, t: t, hidden: hidden}
+	if err := l.walk(t.Rel, rules, depth); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range l.out {
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	switch {
+	case l.truncated:
+		fmt.Fprintf(&b, "[truncated at %d entries; list a subdirectory or use a smaller depth]\n", MaxListEntries)
+	case len(l.out) == 0:
+		fmt.Fprintf(&b, "[%s has no entries to show", t.Display)
+		if l.skipped > 0 {
+			fmt.Fprintf(&b, "; %d hidden, ignored or skipped", l.skipped)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String(), nil
+}
+
+func readIgnore(t *Target, dir string) []byte {
+	data, err := t.Root.ReadFile(filepath.Join(dir, ignore.FileName))
+	if err != nil || len(data) > 1<<20 {
+		return nil
+	}
+	return data
+}
+
+type lister struct {
+	ctx       context.Context
+	ws        *confine.Workspace
+	t         *Target
+	hidden    bool
+	out       []string
+	skipped   int
+	truncated bool
+}
+
+func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	f, err := l.t.Root.Open(dir)
+	if err != nil {
+		return mapFSError("list", dir, err)
+	}
+	entries, err := f.ReadDir(maxDirEntriesRead)
+	f.Close()
+	if err != nil && !errors.Is(err, io.EOF) && len(entries) == 0 {
+		return mapFSError("list", dir, err)
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		if l.truncated {
+			return nil
+		}
+		name := e.Name()
+		isDir := e.IsDir()
+		rel := filepath.Join(dir, name)
+		if (!l.hidden && ignore.Hidden(name)) || (isDir && ignore.AlwaysSkipped(name)) ||
+			rules.Ignored(filepath.ToSlash(rel), isDir) {
+			l.skipped++
+			continue
+		}
+		if len(l.out) >= MaxListEntries {
+			l.truncated = true
+			return nil
+		}
+		shown := l.ws.Rel(filepath.Join(l.t.Root.Name(), rel))
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			l.out = append(l.out, shown+"@")
+		case isDir:
+			l.out = append(l.out, shown+"/")
+			if depth > 1 {
+				sub := rules.Child(filepath.ToSlash(rel), readIgnore(l.t, rel))
+				if err := l.walk(rel, sub, depth-1); err != nil {
+					return err
+				}
+			}
+		default:
+			l.out = append(l.out, shown)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package fs
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/conflict"
+	"github.com/zqagent/sidecar/tools/fs/textdiff"
+)
+
+//go:embed replace_in_file.md
+var replaceInFileDescription string
+
+const maxEditFileBytes = 16 << 20
+
+var replaceInFileSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File to edit, relative to the workspace root or absolute inside it (or inside a writable granted directory)."},
+    "old_string": {"type": "string", "description": "The exact text to replace, including whitespace and indentation. Must occur exactly once unless replace_all is true."},
+    "new_string": {"type": "string", "description": "The text to put in its place."},
+    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one. Default false."}
+  },
+  "required": ["path", "old_string", "new_string"],
+  "additionalProperties": false
+}`)
+
+type replaceArgs struct {
+	Path       string  `json:"path"`
+	OldString  string  `json:"old_string"`
+	NewString  *string `json:"new_string"`
+	ReplaceAll bool    `json:"replace_all"`
+}
+
+func replaceInFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
+	return tools.Spec{
+		Name: "replace_in_file",
+		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
+			Name:        "replace_in_file",
+			Description: replaceInFileDescription,
+			Parameters:  replaceInFileSchema,
+		}},
+		Meta: writeMeta("replace_in_file"),
+		Handler: func(ctx context.Context, call tools.Call) (any, error) {
+			var a replaceArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			if a.NewString == nil {
+				return nil, fmt.Errorf("%w: new_string is required (use \"\" to delete the text)", tools.ErrInvalidArgs)
+			}
+			return ReplaceInFile(ctx, ws, guard, a.Path, a.OldString, *a.NewString, a.ReplaceAll)
+		},
+	}
+}
+
+// ReplaceInFile replaces old with new in the file at p: exactly one
+// occurrence, or all of them when all is set.
+func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, p, old, new string, all bool) (*WriteResult, error) {
+	if old == "" {
+		return nil, fmt.Errorf("%w: old_string is empty; use write_file to create or overwrite a file", tools.ErrInvalidArgs)
+	}
+	if old == new {
+		return nil, fmt.Errorf("%w: old_string and new_string are the same", tools.ErrInvalidArgs)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := Open(ws, p, true)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	fi, err := t.Root.Stat(t.Rel)
+	if err != nil {
+		return nil, mapFSError("edit", p, err)
+	}
+	if fi.IsDir() {
+		return nil, toolErr(TypeIsDir, ErrIsDir, "%s is a directory", t.Display)
+	}
+	if fi.Size() > maxEditFileBytes {
+		return nil, toolErr(TypeTooLarge, ErrTooLarge, "%s is %d bytes; replace_in_file edits files up to %d MB", t.Display, fi.Size(), maxEditFileBytes>>20)
+	}
+	data, err := t.Root.ReadFile(t.Rel)
+	if err != nil {
+		return nil, mapFSError("edit", p, err)
+	}
+	if looksBinary(data) {
+		return nil, toolErr(TypeBinary, ErrBinary, "%s looks like a binary file", t.Display)
+	}
+	if err := guard.CheckWrite(t.Real); err != nil {
+		return nil, err
+	}
+	content := string(data)
+	n := strings.Count(content, old)
+	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+		// The model wrote LF; the file uses CRLF.
+		crOld, crNew := strings.ReplaceAll(old, "\n", "\r\n"), strings.ReplaceAll(new, "\n", "\r\n")
+		if m := strings.Count(content, crOld); m > 0 {
+			old, new, n = crOld, crNew, m
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, toolErr(TypeNoMatch, ErrNoMatch, "in %s%s. Read the file again and copy the text exactly", t.Display, nearestHint(content, old))
+	case n > 1 && !all:
+		return nil, toolErr(TypeAmbiguous, ErrAmbiguous, "%d occurrences in %s (at lines %s); include more surrounding lines in old_string to make it unique, or set replace_all to true",
+			n, t.Display, matchLines(content, old, 10))
+	}
+	var updated string
+	if all {
+		updated = strings.ReplaceAll(content, old, new)
+	} else {
+		updated = strings.Replace(content, old, new, 1)
+	}
+	if err := WriteAtomic(t.Root, t.Rel, []byte(updated), 0o644); err != nil {
+		return nil, mapFSError("edit", p, err)
+	}
+	guard.RecordWrite(t.Real, []byte(updated))
+	res := &WriteResult{Path: t.Display, Bytes: len(updated), Replacements: n}
+	res.Added, res.Removed = textdiff.Count(content, updated)
+	res.Diff = textdiff.Unified(t.Display, content, updated, previewContext, previewLines)
+	return res, nil
+}
+
+// matchLines lists the 1-based line numbers where old starts, at most max.
+func matchLines(content, old string, max int) string {
+	var lines []string
+	off := 0
+	for len(lines) < max {
+		i := strings.Index(content[off:], old)
+		if i < 0 {
+			break
+		}
+		lines = append(lines, fmt.Sprint(strings.Count(content[:off+i], "\n")+1))
+		off += i + len(old)
+	}
+	return strings.Join(lines, ", ")
+}
+
+// nearestHint points at the file line closest to old_string's first
+// non-blank line.
+func nearestHint(content, old string) string {
+	var first string
+	for _, l := range strings.Split(old, "\n") {
+		if strings.TrimSpace(l) != "" {
+			first = strings.TrimSpace(l)
+			break
+		}
+	}
+	if first == "" {
+		return ""
+	}
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == first {
+			if strings.Contains(content, strings.TrimSpace(old)) {
+				return fmt.Sprintf("; the text occurs with different leading or trailing whitespace or line breaks (first line at line %d: %q)", i+1, clip(l))
+			}
+			return fmt.Sprintf("; its first line matches line %d (%q) but the following lines differ", i+1, clip(l))
+		}
+	}
+	best, bestScore := -1, 0.0
+	if len(lines) <= 20000 {
+		a := clip(first)
+		for i, l := range lines {
+			b := clip(strings.TrimSpace(l))
+			if s := similarity(a, b); s > bestScore {
+				best, bestScore = i, s
+			}
+		}
+	}
+	if best < 0 || bestScore < 0.5 {
+		return ""
+	}
+	return fmt.Sprintf("; the closest line is %d: %q", best+1, clip(lines[best]))
+}
+
+func clip(s string) string {
+	if len(s) > 160 {
+		return s[:160]
+	}
+	return s
+}
+
+// similarity is 1 - levenshtein(a,b)/max(len): 1 for equal strings.
+func similarity(a, b string) float64 {
+	if a == b {
+		return 1
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return 1 - float64(prev[len(b)])/float64(max(len(a), len(b)))
+}

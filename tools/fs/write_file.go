@@ -1,0 +1,122 @@
+package fs
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/conflict"
+	"github.com/zqagent/sidecar/tools/fs/textdiff"
+)
+
+//go:embed write_file.md
+var writeFileDescription string
+
+// Preview limits of the write tools' results.
+const (
+	previewContext = 3
+	previewLines   = 60
+)
+
+var writeFileSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it (or inside a writable granted directory). Missing parent directories are created."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+}`)
+
+type writeFileArgs struct {
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// WriteResult is what write_file and replace_in_file return.
+type WriteResult struct {
+	Path         string `json:"path"`
+	Bytes        int    `json:"bytes"`
+	Created      bool   `json:"created,omitempty"`
+	Replacements int    `json:"replacements,omitempty"`
+	Added        int    `json:"linesAdded"`
+	Removed      int    `json:"linesRemoved"`
+	Diff         string `json:"diff,omitempty"`
+}
+
+func writeFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
+	return tools.Spec{
+		Name: "write_file",
+		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
+			Name:        "write_file",
+			Description: writeFileDescription,
+			Parameters:  writeFileSchema,
+		}},
+		Meta: writeMeta("write_file"),
+		Handler: func(ctx context.Context, call tools.Call) (any, error) {
+			var a writeFileArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			if a.Content == nil {
+				return nil, fmt.Errorf("%w: content is required (use \"\" for an empty file)", tools.ErrInvalidArgs)
+			}
+			return WriteFile(ctx, ws, guard, a.Path, *a.Content)
+		},
+	}
+}
+
+func writeMeta(name string) tools.Metadata {
+	return tools.Metadata{
+		Category:         "file",
+		RiskLevel:        tools.RiskMedium,
+		Class:            tools.ClassWrite,
+		Capabilities:     []string{name},
+		RequiresApproval: true,
+		PathArgs:         []string{"path"},
+	}
+}
+
+// WriteFile replaces (or creates) the file at p with content, atomically,
+// after checking guard for a conflicting change.
+func WriteFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, p, content string) (*WriteResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := Open(ws, p, true)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if err := guard.CheckWrite(t.Real); err != nil {
+		return nil, err
+	}
+	old, err := t.Root.ReadFile(t.Rel)
+	created := errors.Is(err, os.ErrNotExist)
+	if err != nil && !created {
+		if fi, serr := t.Root.Stat(t.Rel); serr == nil && fi.IsDir() {
+			return nil, toolErr(TypeIsDir, ErrIsDir, "%s is a directory", t.Display)
+		}
+		return nil, mapFSError("write", p, err)
+	}
+	if err := WriteAtomic(t.Root, t.Rel, []byte(content), 0o644); err != nil {
+		return nil, mapFSError("write", p, err)
+	}
+	guard.RecordWrite(t.Real, []byte(content))
+	res := &WriteResult{Path: t.Display, Bytes: len(content), Created: created}
+	if looksBinary(old) {
+		res.Added = len(textdiff.Lines(content))
+		return res, nil
+	}
+	res.Added, res.Removed = textdiff.Count(string(old), content)
+	if !created {
+		res.Diff = textdiff.Unified(t.Display, string(old), content, previewContext, previewLines)
+	}
+	return res, nil
+}

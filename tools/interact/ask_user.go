@@ -1,0 +1,104 @@
+package interact
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/zqagent/sidecar/tools"
+)
+
+//go:embed ask_user.md
+var askUserDescription string
+
+const askUserParams = `{
+  "type": "object",
+  "properties": {
+    "question": {"type": "string", "description": "The question for the user."},
+    "options": {"type": "array", "items": {"type": "string"}, "description": "Suggested answers to pick from."},
+    "allow_text": {"type": "boolean", "description": "Whether the user may type a free answer (default true)."},
+    "multi": {"type": "boolean", "description": "Whether several options may be picked (default false)."}
+  },
+  "required": ["question"],
+  "additionalProperties": false
+}`
+
+// Limits of a question.
+const (
+	maxOptions        = 20
+	maxQuestionLength = 4000
+)
+
+type askArgs struct {
+	Question  string   `json:"question"`
+	Options   []string `json:"options"`
+	AllowText *bool    `json:"allow_text"`
+	Multi     bool     `json:"multi"`
+}
+
+// AskResult is what ask_user returns to the model.
+type AskResult struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
+// RegisterAskTool registers ask_user, answered by h.AskUser.
+func RegisterAskTool(reg *tools.Registry, h Handlers) {
+	reg.MustRegister(tools.Spec{
+		Name:   "ask_user",
+		Schema: schema("ask_user", askUserDescription, askUserParams),
+		Meta:   interactiveMeta,
+		Handler: func(ctx context.Context, call tools.Call) (any, error) {
+			var a askArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			q, err := a.question()
+			if err != nil {
+				return nil, err
+			}
+			if h == nil {
+				return nil, noHandler("ask_user")
+			}
+			answer, err := h.AskUser(ctx, call.ID, q)
+			if err != nil {
+				return nil, fmt.Errorf("ask_user: %w", err)
+			}
+			return AskResult{Question: q.Question, Answer: answer}, nil
+		},
+	})
+}
+
+// question validates and normalizes the model's arguments: trimmed
+// question, non-empty unique options, free text allowed unless turned off
+// (and always when there are no options, or nobody could answer).
+func (a askArgs) question() (Question, error) {
+	q := Question{Question: strings.TrimSpace(a.Question), Multi: a.Multi, AllowText: true}
+	if q.Question == "" {
+		return Question{}, fmt.Errorf("%w: question is required", tools.ErrInvalidArgs)
+	}
+	if len(q.Question) > maxQuestionLength {
+		return Question{}, fmt.Errorf("%w: question is longer than %d characters", tools.ErrInvalidArgs, maxQuestionLength)
+	}
+	seen := map[string]bool{}
+	q.Options = []string{}
+	for _, o := range a.Options {
+		o = strings.TrimSpace(o)
+		if o == "" || seen[o] {
+			continue
+		}
+		seen[o] = true
+		q.Options = append(q.Options, o)
+	}
+	if len(q.Options) > maxOptions {
+		return Question{}, fmt.Errorf("%w: %d options, at most %d", tools.ErrInvalidArgs, len(q.Options), maxOptions)
+	}
+	if a.AllowText != nil && !*a.AllowText && len(q.Options) > 0 {
+		q.AllowText = false
+	}
+	if len(q.Options) < 2 {
+		q.Multi = false
+	}
+	return q, nil
+}

@@ -1,0 +1,15 @@
+// Package media owns the media tool, which attaches an image, audio or video
+// file (from the workspace or an http/https URL) to the conversation for
+// multimodal models, and the attachment helpers the sidecar uses for user
+// uploads (seed §13): NormalizeAttachments, SaveAttachments and
+// ReadStoredAttachment.
+//
+// Limits (seed §13): at most MaxAttachments files of MaxAttachmentBytes each
+// and MaxAttachmentBytes in total, per user message and, for the media tool,
+// per turn (the engine calls Tool.Reset at the start of every turn).
+//
+// Concurrency: a Tool is safe for concurrent use; its per-turn budget is
+// guarded by a mutex. The attachment helpers are plain functions. URL
+// downloads go through tools/web's guarded client (no private or loopback
+// targets unless allowed, redirects capped and re-checked).
+package media

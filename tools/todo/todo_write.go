@@ -1,0 +1,75 @@
+package todo
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/tools"
+)
+
+//go:embed todo_write.md
+var todoWriteDescription string
+
+const todoWriteParams = `{
+  "type": "object",
+  "properties": {
+    "todos": {
+      "type": "array",
+      "description": "The complete, updated task list.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "id": {"type": "string", "description": "Stable identifier of the item."},
+          "content": {"type": "string", "description": "What to do."},
+          "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+          "priority": {"type": "string", "enum": ["high", "medium", "low"]}
+        },
+        "required": ["content", "status"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["todos"],
+  "additionalProperties": false
+}`
+
+type todoArgs struct {
+	Todos *[]Item `json:"todos"`
+}
+
+// RegisterTodoTool registers todo_write, which replaces list's items.
+func RegisterTodoTool(reg *tools.Registry, list *TodoList) {
+	reg.MustRegister(tools.Spec{
+		Name: "todo_write",
+		Schema: llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
+			Name:        "todo_write",
+			Description: strings.TrimSpace(todoWriteDescription),
+			Parameters:  json.RawMessage(todoWriteParams),
+		}},
+		Meta: tools.Metadata{
+			Category:     "task",
+			RiskLevel:    tools.RiskLow,
+			Class:        tools.ClassRead,
+			Capabilities: []string{"state"},
+		},
+		Handler: func(_ context.Context, call tools.Call) (any, error) {
+			var a todoArgs
+			if err := tools.DecodeArgs(call.Args, &a); err != nil {
+				return nil, err
+			}
+			if a.Todos == nil {
+				return nil, fmt.Errorf("%w: todos is required (send an empty array to clear the list)", tools.ErrInvalidArgs)
+			}
+			items := *a.Todos
+			if err := Validate(items); err != nil {
+				return nil, fmt.Errorf("%w: %w", tools.ErrInvalidArgs, err)
+			}
+			list.Set(items)
+			return Render(items), nil
+		},
+	})
+}

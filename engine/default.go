@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/zqagent/sidecar/engine/compaction"
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/llm/openai"
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/conflict"
+	"github.com/zqagent/sidecar/tools/diff"
+	"github.com/zqagent/sidecar/tools/fs"
+	"github.com/zqagent/sidecar/tools/git"
+	"github.com/zqagent/sidecar/tools/interact"
+	"github.com/zqagent/sidecar/tools/media"
+	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/tools/search"
+	"github.com/zqagent/sidecar/tools/shell"
+	"github.com/zqagent/sidecar/tools/terminaltools"
+	"github.com/zqagent/sidecar/tools/todo"
+	"github.com/zqagent/sidecar/tools/web"
+)
+
+// DefaultOptions are the seed's CreateEngineOpts.
+type DefaultOptions struct {
+	Workspace string // required: the permission boundary of files and commands
+	// Model defaults to OPENAI_MODEL; empty is an error at Run, never a guess.
+	Model string
+	// Provider defaults to the OpenAI-compatible provider configured from
+	// the environment.
+	Provider        llm.Provider
+	Mode            permission.Mode // default interactive
+	MaxIterations   int
+	ReasoningEffort string // default OPENAI_REASONING_EFFORT
+	AllowedCommands []string
+	ShellPolicy     permission.ShellPolicy
+	Sandbox         sandbox.Config
+	AgentType       string // "code" (default) or "cowork"
+	Lang            string // default "zh" as the seed
+	Instructions    string // overrides BuildInstructions
+	Messages        []llm.Message
+	Hook            Hook
+	// SubagentHookFactory makes a hook per explore call; parentCallID is the
+	// explore tool call's id.
+	SubagentHookFactory func(parentCallID string) Hook
+	ContextWindow       int
+	ThresholdPct        float64
+	SoftThresholdPct    float64
+	CapTokens           int
+	// SessionDir is the session's own folder (tool results default to
+	// SessionDir/tool-results).
+	SessionDir      string
+	ToolResultDir   string
+	LogDir          string // provider audit log (only for the default provider)
+	DefaultApproval permission.DefaultApproval
+	// Terminals and ProjectID register terminal_list and terminal_read; the
+	// project id is their isolation boundary.
+	Terminals tools.TerminalSource
+	ProjectID string
+	// Watcher is the project's file watcher feeding ConflictGuard; nil makes
+	// the guard fall back to hash checks.
+	Watcher *conflict.Watcher
+	// Web configures web_fetch and web_search (search backend, private
+	// addresses).
+	Web web.Options
+	// Compactor manages the context window; nil = the default compactor
+	// (NewCompactor), unless NoCompaction.
+	Compactor    Compactor
+	NoCompaction bool
+	// ShellEnv is extra NAME=VALUE for shell tasks.
+	ShellEnv []string
+	// Today overrides the date in the environment block (tests).
+	Today string
+}
+
+// Wired is what NewDefault built besides the engine, for hosts that need to
+// reach into it.
+type Wired struct {
+	Workspace *confine.Workspace
+	Shell     *shell.Manager
+	Todos     *todo.TodoList
+	Sandbox   sandbox.Status
+}
+
+// NewDefault is the seed's createDefaultEngine: it wires the provider, the
+// registry with every builtin tool, ConflictGuard, permissions with the
+// sandbox, and the default system prompt.
+func NewDefault(o DefaultOptions) (*Engine, error) {
+	e, _, err := NewDefaultWired(o)
+	return e, err
+}
+
+// NewDefaultWired is NewDefault that also returns the wired parts.
+func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
+	if o.Workspace == "" {
+		return nil, nil, fmt.Errorf("new default engine: %w: workspace", ErrMissingOption)
+	}
+	ws, err := confine.New(o.Workspace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("new default engine: %w", err)
+	}
+	if o.Model == "" {
+		o.Model = os.Getenv("OPENAI_MODEL")
+	}
+	if o.ReasoningEffort == "" {
+		o.ReasoningEffort = os.Getenv("OPENAI_REASONING_EFFORT")
+	}
+	if o.Mode == "" {
+		o.Mode = permission.ModeInteractive
+	}
+	if o.ShellPolicy == "" {
+		o.ShellPolicy = permission.PolicyApprove
+	}
+	o.Lang = NormalizeLang(o.Lang)
+	if o.Provider == nil {
+		o.Provider = openai.New(openai.Options{LogDir: o.LogDir})
+	}
+	if o.ToolResultDir == "" && o.SessionDir != "" {
+		o.ToolResultDir = filepath.Join(o.SessionDir, "tool-results")
+	}
+	sb, err := sandbox.Resolve(o.Sandbox)
+	if err != nil {
+		return nil, nil, fmt.Errorf("new default engine: %w", err)
+	}
+	if o.ToolResultDir != "" {
+		// The model reads spilled results with read_file: grant the folder
+		// read-only to this session.
+		if err := os.MkdirAll(o.ToolResultDir, 0o700); err == nil {
+			_ = ws.Grant(o.ToolResultDir, false)
+		}
+	}
+
+	reg := tools.NewRegistry()
+	guard := conflict.NewGuard(o.Watcher)
+	perms := permission.New(permission.Options{Workspace: ws, Mode: o.Mode, AllowedCommands: o.AllowedCommands, ShellPolicy: o.ShellPolicy, Sandbox: sb})
+	instructions := o.Instructions
+	if instructions == "" {
+		today := o.Today
+		if today == "" {
+			today = time.Now().Format("2006-01-02")
+		}
+		instructions = BuildInstructions(o.AgentType, ws.Root(), today, o.Lang)
+	}
+	compactor := o.Compactor
+	if compactor == nil && !o.NoCompaction {
+		compactor = NewCompactor(compaction.Config{Provider: o.Provider, ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct, CapTokens: o.CapTokens}, o.Lang)
+	}
+	e, err := New(Options{
+		Provider: o.Provider, Registry: reg, Permissions: perms, Model: o.Model,
+		Instructions: instructions, Lang: o.Lang, MaxIterations: o.MaxIterations,
+		ReasoningEffort: o.ReasoningEffort, Messages: o.Messages, Hook: o.Hook,
+		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
+		CapTokens: o.CapTokens, ToolResultDir: o.ToolResultDir, DefaultApproval: o.DefaultApproval,
+		Compactor: compactor,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+
+	var wrap func([]string) []string
+	if sb.Enforced {
+		extra := o.Sandbox.ExtraWritable
+		wrap = func(argv []string) []string { return sandbox.Wrap(sb, ws.Root(), extra, argv) }
+	}
+	fs.RegisterFileTools(reg, ws, guard)
+	shellMgr := shell.RegisterShellTool(reg, shell.Options{Workspace: ws, Env: o.ShellEnv, Wrap: wrap})
+	e.AddCloser(func() error { return shellMgr.Close() })
+	search.RegisterSearchTool(reg, ws)
+	web.RegisterWebTools(reg, o.Web)
+	git.RegisterGitTools(reg, ws)
+	diff.RegisterDiffTools(reg, ws, guard)
+	ix := e.Interactor()
+	interact.RegisterAskTool(reg, ix)
+	interact.RegisterPlanTool(reg, ix)
+	interact.RegisterDirectoryTool(reg, ix, ws)
+	todos := &todo.TodoList{}
+	todo.RegisterTodoTool(reg, todos)
+	mediaTool := media.RegisterMediaTool(reg, ws, media.Options{AllowPrivate: o.Web.AllowPrivate, HTTPClient: o.Web.HTTPClient})
+	e.AddTurnStart(mediaTool.Reset)
+	if o.Terminals != nil && o.ProjectID != "" {
+		terminaltools.RegisterTerminalTools(reg, o.Terminals, o.ProjectID)
+	}
+	RegisterExploreTool(reg, ExploreConfig{NewChild: func(parentCallID string) (*Engine, error) {
+		return newExploreChild(e, o, ws, parentCallID)
+	}})
+	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: sb}, nil
+}
+
+// newExploreChild builds the explore subagent: same provider and model, its
+// own context, PLAN mode, read-only file, search and git tools, and a final
+// tool-less report turn.
+func newExploreChild(parent *Engine, o DefaultOptions, ws *confine.Workspace, parentCallID string) (*Engine, error) {
+	reg := tools.NewRegistry()
+	fs.RegisterReadOnlyFileTools(reg, ws, nil)
+	search.RegisterSearchTool(reg, ws)
+	git.RegisterGitTools(reg, ws)
+	perms := permission.New(permission.Options{Workspace: ws, Mode: permission.ModePlan})
+	var hook Hook
+	if o.SubagentHookFactory != nil {
+		hook = o.SubagentHookFactory(parentCallID)
+	}
+	today := o.Today
+	if today == "" {
+		today = time.Now().Format("2006-01-02")
+	}
+	model := parent.Model()
+	if model == "" {
+		return nil, errors.New("no model configured")
+	}
+	return New(Options{
+		Provider: parent.provider, Registry: reg, Permissions: perms, Model: model,
+		Instructions:            Prompts(o.Lang).Explore + "\n\n" + BuildEnvBlock(ws.Root(), today, o.Lang),
+		Lang:                    o.Lang,
+		MaxIterations:           envInt("EXPLORE_MAX_ITERATIONS", DefaultExploreMaxIterations),
+		FinalizeOnMaxIterations: true,
+		ReasoningEffort:         parent.opts.ReasoningEffort,
+		Hook:                    hook,
+		ToolResultDir:           parent.opts.ToolResultDir,
+		DefaultApproval:         permission.DefaultApproval("deny"),
+	})
+}

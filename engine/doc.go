@@ -1,0 +1,10 @@
+// Package engine is the agent's turn loop: one Engine per session holds the
+// message history, streams the model through an llm.Provider, runs tools from
+// a tools.Registry under a permission.Engine, and yields events of seed §9.2
+// through Run's iterator with back-pressure: the engine makes no progress while
+// the consumer does not pull, and breaking out of the loop stops the turn.
+//
+// The package is embeddable as a plain library: it imports neither ipc nor
+// store. Hosts persist through Hooks and answer approvals and questions
+// through the per-engine Approver and Interactor.
+package engine

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zqagent/sidecar/tools/interact"
+)
+
+// Interactive tools (ask_user, propose_plan, request_directory) are
+// registered with the engine's own interact.Handlers: it emits the event with
+// a fresh requestId, then asks the host's handler (SetInteractor), which is
+// per engine so that two sessions never answer each other's questions.
+type interactor struct{ e *Engine }
+
+var _ interact.Handlers = interactor{}
+
+// Interactor returns the handlers to register the interactive tools with.
+func (e *Engine) Interactor() interact.Handlers { return interactor{e} }
+
+// prepare emits the event and returns the host handler and a context that
+// carries the request id.
+func (x interactor) prepare(ctx context.Context, build func(taskID, requestID string) Event) (interact.Handlers, context.Context, error) {
+	ci, ok := ctx.Value(turnKey{}).(*callInfo)
+	if !ok {
+		return nil, ctx, fmt.Errorf("interactive tool called outside a turn: %w", ErrNoInteractor)
+	}
+	x.e.mu.Lock()
+	h := x.e.interactor
+	x.e.mu.Unlock()
+	if h == nil {
+		return nil, ctx, ErrNoInteractor
+	}
+	requestID := newID("ask_")
+	if !ci.t.emitFromTool(ctx, build(ci.t.taskID, requestID)) {
+		return nil, ctx, context.Canceled
+	}
+	x.e.setState(StateAwaiting)
+	return h, context.WithValue(ctx, turnKey{}, &callInfo{t: ci.t, callID: ci.callID, requestID: requestID}), nil
+}
+
+func (x interactor) done() { x.e.setState(StateRunning) }
+
+// AskUser implements interact.Handlers.
+func (x interactor) AskUser(ctx context.Context, callID string, q interact.Question) (string, error) {
+	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
+		opts := q.Options
+		if opts == nil {
+			opts = []string{}
+		}
+		return Event{EventAskUserQuestion, AskUserQuestionData{task: task{taskID}, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi}}
+	})
+	if err != nil {
+		return "", err
+	}
+	defer x.done()
+	return h.AskUser(ctx, callID, q)
+}
+
+// ProposePlan implements interact.Handlers.
+func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.Plan) (interact.PlanAnswer, error) {
+	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
+		return Event{EventPlanProposed, PlanProposedData{task: task{taskID}, ReqID: callID, RequestID: rid, Plan: p.Plan}}
+	})
+	if err != nil {
+		return interact.PlanAnswer{}, err
+	}
+	defer x.done()
+	return h.ProposePlan(ctx, callID, p)
+}
+
+// RequestDirectory implements interact.Handlers.
+func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
+	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
+		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable}}
+	})
+	if err != nil {
+		return interact.DirAnswer{}, err
+	}
+	defer x.done()
+	return h.RequestDirectory(ctx, callID, d)
+}

@@ -1,0 +1,408 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// Run runs one user turn and yields its events in order. The engine makes no
+// progress while the consumer does not pull; breaking out of the loop stops
+// the turn (as Interrupt does, without further events). Every turn yields
+// exactly one turn_end. A Run while another turn runs yields an error event
+// (error_type "busy") and its own turn_end, and leaves the history untouched.
+func (e *Engine) Run(ctx context.Context, in Input) iter.Seq[Event] {
+	return e.start(ctx, in.TaskID, func(t *turn) string {
+		e.stripOldAttachments()
+		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: in.Text, Attachments: in.Attachments, AttachmentRefs: in.Refs})
+		if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: in.Text, AttachmentCount: len(in.Attachments), Attachments: in.Refs}}) {
+			return StatusInterrupted
+		}
+		return t.loop()
+	})
+}
+
+// Retry re-runs the model after the last turn ended in a retriable error. It
+// yields nothing when there is nothing to retry.
+func (e *Engine) Retry(ctx context.Context) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		last := e.LastError()
+		if last == nil || !last.Retriable {
+			return
+		}
+		for ev := range e.start(ctx, "", func(t *turn) string {
+			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: ""}}) {
+				return StatusInterrupted
+			}
+			return t.loop()
+		}) {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Resume handles tool calls left unanswered at the end of the history (a
+// sidecar restart while an approval was pending), then continues the turn.
+// It yields nothing when there are none.
+func (e *Engine) Resume(ctx context.Context) iter.Seq[Event] { return e.ResumeTurn(ctx, "") }
+
+// ResumeTurn is Resume with the turn id to use for the resumed turn (the id
+// of the turn that died, so that its pending requests keep their turn).
+func (e *Engine) ResumeTurn(ctx context.Context, taskID string) iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		if len(e.unansweredCalls()) == 0 {
+			return
+		}
+		for ev := range e.start(ctx, taskID, func(t *turn) string {
+			calls := e.unansweredCalls()
+			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: ""}}) {
+				return StatusInterrupted
+			}
+			t.iteration = 1
+			t.runTools(calls)
+			if st, done := t.afterTools(); done {
+				return st
+			}
+			return t.loop()
+		}) {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Suspend stops the running turn without recording anything more: no
+// interrupted tool results, no turn_end. A host uses it at shutdown so that
+// calls waiting for approval stay resumable after a restart.
+func (e *Engine) Suspend() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel != nil {
+		e.suspendFlag = true
+		e.cancel()
+	}
+}
+
+// unansweredCalls returns the tool calls of the last assistant message that
+// have no tool result after it.
+func (e *Engine) unansweredCalls() []llm.ToolCall {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := len(e.messages) - 1; i >= 0; i-- {
+		m := e.messages[i]
+		if m.Role == llm.RoleAssistant {
+			if len(m.ToolCalls) == 0 {
+				return nil
+			}
+			answered := map[string]bool{}
+			for _, r := range e.messages[i+1:] {
+				if r.Role == llm.RoleTool {
+					answered[r.ToolCallID] = true
+				}
+			}
+			var out []llm.ToolCall
+			for _, c := range m.ToolCalls {
+				if !answered[c.ID] {
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+		if m.Role == llm.RoleUser && m.Notice == "" {
+			return nil
+		}
+	}
+	return nil
+}
+
+// loop runs iterations until the model stops calling tools, the iteration
+// limit, an error or an interrupt.
+func (t *turn) loop() string {
+	e := t.e
+	for {
+		if t.iteration >= e.opts.MaxIterations {
+			if e.opts.FinalizeOnMaxIterations && !t.stopped() {
+				t.iteration++
+				e.appendMessage(llm.Message{Role: llm.RoleUser, Notice: "max_iterations", Content: maxIterationsNotice(e.opts.Lang)})
+				if _, err := t.callModel(false); err != nil {
+					return t.failed(err)
+				}
+				t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}})
+			}
+			return StatusMaxIterations
+		}
+		t.iteration++
+		t.injectSteering()
+		if t.stopped() {
+			return t.stopStatus()
+		}
+		resp, err := t.callModel(true)
+		if err != nil {
+			return t.failed(err)
+		}
+		if len(resp.ToolCalls) == 0 {
+			if !t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}}) {
+				return t.stopStatus()
+			}
+			if e.hasSteering() {
+				continue
+			}
+			return StatusCompleted
+		}
+		t.runTools(resp.ToolCalls)
+		if st, done := t.afterTools(); done {
+			return st
+		}
+	}
+}
+
+// afterTools ends an iteration that ran tools.
+func (t *turn) afterTools() (string, bool) {
+	if t.stopped() {
+		return t.stopStatus(), true
+	}
+	if t.fatal != nil {
+		return t.failed(t.fatal), true
+	}
+	if !t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}}) {
+		return t.stopStatus(), true
+	}
+	return "", false
+}
+
+// stopStatus is the status of a turn that stopped early.
+func (t *turn) stopStatus() string {
+	if t.e.suspendRequested() {
+		t.suspended = true
+	}
+	return StatusInterrupted
+}
+
+// failed ends the turn with an error event, or as interrupted when the
+// failure is the turn's own cancellation.
+func (t *turn) failed(err error) string {
+	if t.stopped() || errors.Is(err, context.Canceled) {
+		return t.stopStatus()
+	}
+	kind := llm.KindOf(err)
+	typ := kind.String()
+	var ee *engineError
+	if errors.As(err, &ee) {
+		typ = ee.typ
+	}
+	d := ErrorData{
+		task:      task{t.taskID},
+		Error:     err.Error(),
+		ErrorType: typ,
+		Retriable: (ee == nil && llm.IsRetriable(err)) || (ee != nil && ee.retriable),
+		Iteration: t.iteration,
+		ReqID:     t.reqID,
+		LogTime:   logTime(),
+	}
+	t.e.mu.Lock()
+	t.e.lastErr = &d
+	t.e.mu.Unlock()
+	t.emit(Event{EventError, d})
+	return StatusError
+}
+
+// engineError is an engine-side failure with its own error_type.
+type engineError struct {
+	typ       string
+	err       error
+	retriable bool
+}
+
+func (e *engineError) Error() string { return e.err.Error() }
+func (e *engineError) Unwrap() error { return e.err }
+
+// injectSteering moves queued steering texts into the history.
+func (t *turn) injectSteering() {
+	e := t.e
+	e.mu.Lock()
+	queued := e.steering
+	e.steering = nil
+	e.mu.Unlock()
+	for _, s := range queued {
+		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: s.text, Attachments: s.atts, AttachmentRefs: s.refs, Notice: "steering"})
+		t.emit(Event{EventQueueSteering, QueueSteeringData{task: task{t.taskID}, Text: s.text, Attachments: s.refs}})
+	}
+}
+
+func (e *Engine) hasSteering() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.steering) > 0
+}
+
+func (e *Engine) suspendRequested() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.suspendFlag
+}
+
+// appendMessage adds to the history.
+func (e *Engine) appendMessage(m llm.Message) {
+	e.mu.Lock()
+	e.messages = append(e.messages, m)
+	e.mu.Unlock()
+}
+
+// stripOldAttachments drops inline attachment bytes of earlier turns; the
+// refs stay. Base64 is sent only with the turn that carries it.
+func (e *Engine) stripOldAttachments() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.messages {
+		if len(e.messages[i].Attachments) > 0 {
+			e.messages[i].Attachments = nil
+		}
+	}
+}
+
+// response is one assembled model response.
+type response struct {
+	Text      string
+	Reasoning string
+	ToolCalls []llm.ToolCall
+	Usage     *llm.Usage
+}
+
+// callModel compacts if needed, streams one model response and appends it
+// to the history. A context overflow forces one compaction and one retry.
+func (t *turn) callModel(withTools bool) (*response, error) {
+	e := t.e
+	model := e.Model()
+	if model == "" {
+		return nil, &engineError{typ: "config", err: fmt.Errorf("%w: set a model for the session (or OPENAI_MODEL)", llm.ErrNoModel)}
+	}
+	forced := false
+	for {
+		if err := t.compact(model, forced); err != nil {
+			return nil, err
+		}
+		resp, err := t.stream(model, withTools)
+		if err != nil && !forced && !t.stopped() && llm.IsContextOverflow(err) && e.compactor != nil {
+			forced = true
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		calls := resp.ToolCalls
+		for i := range calls {
+			if calls[i].ID == "" {
+				calls[i].ID = newID("call_")
+			}
+		}
+		e.appendMessage(llm.Message{Role: llm.RoleAssistant, Content: resp.Text, Reasoning: resp.Reasoning, ToolCalls: calls})
+		names := make([]string, len(calls))
+		for i, c := range calls {
+			names[i] = c.Name
+		}
+		t.lastUsage = resp.Usage
+		t.emit(Event{EventAssistantMessage, AssistantMessageData{task: task{t.taskID}, Text: resp.Text, Reasoning: resp.Reasoning, ToolCalls: names, Usage: resp.Usage, ReqID: t.reqID, LogTime: logTime()}})
+		return resp, nil
+	}
+}
+
+// compact gives the compactor its chance before a model request.
+func (t *turn) compact(model string, force bool) error {
+	e := t.e
+	if e.compactor == nil {
+		return nil
+	}
+	msgs := e.Messages()
+	out, err := e.compactor.Compact(t.ctx, CompactRequest{TaskID: t.taskID, Model: model, Messages: msgs, LastUsage: t.lastUsage, Force: force, Iteration: t.iteration}, t.emit)
+	if err != nil {
+		if t.stopped() {
+			return context.Canceled
+		}
+		return &engineError{typ: "compaction", err: fmt.Errorf("compaction failed: %w", err), retriable: true}
+	}
+	if sameHistory(out, msgs) {
+		return nil
+	}
+	e.mu.Lock()
+	// Keep anything appended meanwhile (nothing should be: the turn owns the
+	// history while it runs).
+	e.messages = append(out, e.messages[len(msgs):]...)
+	e.mu.Unlock()
+	return nil
+}
+
+func sameHistory(a, b []llm.Message) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// stream runs one streamed request and assembles the response.
+func (t *turn) stream(model string, withTools bool) (*response, error) {
+	e := t.e
+	t.reqID = newID("req_")
+	var schemas []llm.ToolSchema
+	if withTools {
+		schemas = e.registry.Schemas()
+	}
+	msgs := e.Messages()
+	if !t.emit(Event{EventLLMRequest, LLMRequestData{task: task{t.taskID}, ReqID: t.reqID, LogTime: logTime(), Model: model, MsgCount: len(msgs), ToolCount: len(schemas)}}) {
+		return nil, context.Canceled
+	}
+	req := llm.Request{Model: model, Messages: msgs, Tools: schemas, ReasoningEffort: e.opts.ReasoningEffort, ReqID: t.reqID}
+	var text, reasoning strings.Builder
+	resp := &response{}
+	finished := false
+	for c, err := range e.provider.Stream(t.ctx, req) {
+		if err != nil {
+			if t.stopped() {
+				return nil, context.Canceled
+			}
+			return nil, err
+		}
+		if c.Retry != nil {
+			t.emit(Event{EventLLMRetry, LLMRetryData{task: task{t.taskID}, Attempt: c.Retry.Attempt, Max: c.Retry.Max, Reason: c.Retry.Reason, WaitMS: c.Retry.WaitMS, Iteration: t.iteration, ReqID: t.reqID}})
+			continue
+		}
+		if c.Reasoning != "" {
+			reasoning.WriteString(c.Reasoning)
+			if !t.emit(Event{EventReasoningDelta, DeltaData{task: task{t.taskID}, Text: c.Reasoning, ReqID: t.reqID}}) {
+				return nil, context.Canceled
+			}
+		}
+		if c.Content != "" {
+			text.WriteString(c.Content)
+			if !t.emit(Event{EventAssistantDelta, DeltaData{task: task{t.taskID}, Text: c.Content, ReqID: t.reqID}}) {
+				return nil, context.Canceled
+			}
+		}
+		if len(c.ToolCalls) > 0 {
+			resp.ToolCalls = c.ToolCalls
+			finished = true
+		}
+		if c.Usage != nil {
+			resp.Usage = c.Usage
+		}
+		if c.FinishReason != "" {
+			finished = true
+		}
+	}
+	if t.stopped() {
+		return nil, context.Canceled
+	}
+	if !finished {
+		return nil, &llm.Error{Kind: llm.KindNetwork, Msg: "the model stream ended without a finish reason", Err: llm.ErrIncomplete}
+	}
+	resp.Text = text.String()
+	resp.Reasoning = reasoning.String()
+	return resp, nil
+}
+
+func maxIterationsNotice(lang string) string {
+	return prompts(lang).MaxIterations
+}

@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/tools"
+)
+
+// toolGrace is how long an interrupted turn waits for a tool that ignores
+// its context before abandoning it.
+const toolGrace = 2 * time.Second
+
+// callState is one tool call of a model response.
+type callState struct {
+	call     llm.ToolCall
+	spec     tools.Spec
+	known    bool
+	args     map[string]any
+	decision permission.Decision
+
+	started     time.Time
+	output      string // what the model sees
+	status      string
+	reason      string
+	attachments []llm.Attachment
+}
+
+type callResult struct {
+	st  *callState
+	out any
+	err error
+}
+
+// runTools runs the calls of one response: first the low-risk ones that need
+// nobody's approval, in parallel; then the rest in order. Each call's result
+// joins the history as soon as it finishes.
+func (t *turn) runTools(calls []llm.ToolCall) {
+	e := t.e
+	states := make([]*callState, len(calls))
+	for i, c := range calls {
+		st := &callState{call: c}
+		st.spec, st.known = e.registry.Lookup(c.Name)
+		st.args = tools.ArgsMap(json.RawMessage(c.Arguments))
+		if st.known {
+			st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+		}
+		states[i] = st
+		t.emit(Event{EventToolProposed, ToolProposedData{task: task{t.taskID}, ReqID: c.ID, Name: c.Name, Arguments: st.args}})
+	}
+	var parallel, serial []*callState
+	for _, st := range states {
+		if st.known && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
+			parallel = append(parallel, st)
+		} else {
+			serial = append(serial, st)
+		}
+	}
+	t.runParallel(parallel)
+	for _, st := range serial {
+		if t.stopped() || t.fatal != nil {
+			t.finish(st, ToolInterrupted, "", nil)
+			continue
+		}
+		t.runSerial(st)
+	}
+	t.attachMedia(states)
+}
+
+// runParallel starts every call at once and finishes them as they end.
+func (t *turn) runParallel(states []*callState) {
+	if len(states) == 0 {
+		return
+	}
+	results := make(chan callResult, len(states))
+	for _, st := range states {
+		t.startCall(st, results)
+	}
+	t.collect(results, len(states))
+}
+
+// runSerial asks for permission when needed, then runs one call.
+func (t *turn) runSerial(st *callState) {
+	if !st.known {
+		t.finishError(st, tools.Errorf("unknown_tool", "unknown tool %q; use one of the listed tools", st.call.Name))
+		return
+	}
+	d := st.decision
+	if !d.Allowed && !d.NeedsUser {
+		t.finish(st, ToolDenied, d.Reason, errorJSON("permission denied: "+d.Reason, "permission_denied"))
+		return
+	}
+	if d.NeedsUser {
+		outcome, err := t.approve(st)
+		if t.stopped() {
+			t.finish(st, ToolInterrupted, "", nil)
+			return
+		}
+		if err != nil {
+			t.fatal = &engineError{typ: "approval", err: err}
+			t.finish(st, ToolError, err.Error(), errorJSON(err.Error(), "approval_error"))
+			return
+		}
+		if outcome == permission.OutcomeDeny {
+			t.finish(st, ToolDenied, "denied by the user", errorJSON("the user denied this tool call", "denied"))
+			return
+		}
+	}
+	results := make(chan callResult, 1)
+	t.startCall(st, results)
+	t.collect(results, 1)
+}
+
+// approve emits permission_required and waits for the approver.
+func (t *turn) approve(st *callState) (permission.Outcome, error) {
+	e := t.e
+	requestID := newID("perm_")
+	cmd := ""
+	if st.spec.Meta.Class == tools.ClassExec {
+		if s, ok := st.args["command"].(string); ok {
+			cmd, _ = permission.CommandExecutable(s)
+		}
+	}
+	meta := st.spec.Meta
+	req := permission.Request{ToolName: st.call.Name, Arguments: st.args, Metadata: &meta, Reason: st.decision.Reason, ToolCallID: st.call.ID, RequestID: requestID, Command: cmd}
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd}}) {
+		return permission.OutcomeDeny, context.Canceled
+	}
+	e.mu.Lock()
+	approver := e.approver
+	e.mu.Unlock()
+	if approver == nil {
+		approver = permission.Fallback(e.opts.DefaultApproval)
+	}
+	e.setState(StateAwaiting)
+	defer e.setState(StateRunning)
+	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID, requestID: requestID})
+	outcome, err := approver(ctx, req)
+	if err != nil {
+		return permission.OutcomeDeny, err
+	}
+	if outcome != permission.OutcomeDeny {
+		e.permissions.Record(req, outcome)
+	}
+	return outcome, nil
+}
+
+// startCall runs a tool in its own goroutine; the result goes to results.
+func (t *turn) startCall(st *callState, results chan<- callResult) {
+	st.started = time.Now()
+	t.emit(Event{EventToolStarted, ToolStartedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
+	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
+	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: json.RawMessage(st.call.Arguments)}
+	handler := st.spec.Handler
+	go func() {
+		var r callResult
+		r.st = st
+		defer func() {
+			if p := recover(); p != nil {
+				slog.Error("tool panicked", "tool", call.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				r.out, r.err = nil, tools.Errorf("panic", "the tool crashed: %v", p)
+			}
+			results <- r
+		}()
+		r.out, r.err = handler(ctx, call)
+	}()
+}
+
+// collect waits for n results, forwarding events tools emit meanwhile. After
+// an interrupt it waits at most toolGrace for tools that ignore their context.
+func (t *turn) collect(results <-chan callResult, n int) {
+	var grace <-chan time.Time
+	for n > 0 {
+		var done <-chan struct{}
+		if grace == nil {
+			done = t.ctx.Done()
+		}
+		select {
+		case te := <-t.toolEvents:
+			t.deliver(te)
+		case r := <-results:
+			n--
+			t.finishResult(r)
+		case <-done:
+			grace = time.After(toolGrace)
+		case <-grace:
+			return // abandoned calls are finished by runTools' caller below
+		}
+	}
+}
+
+// finishResult turns a handler's return into the call's result.
+func (t *turn) finishResult(r callResult) {
+	st := r.st
+	if r.err != nil {
+		if t.stopped() && errors.Is(r.err, context.Canceled) || t.stopped() && t.ctx.Err() != nil {
+			t.finish(st, ToolInterrupted, "", errorJSON("interrupted by the user", "interrupted"))
+			return
+		}
+		t.finishError(st, r.err)
+		return
+	}
+	out := r.out
+	if res, ok := out.(tools.Result); ok {
+		st.attachments = res.Attachments
+		out = res.Output
+	} else if res, ok := out.(*tools.Result); ok && res != nil {
+		st.attachments = res.Attachments
+		out = res.Output
+	}
+	text, err := resultText(out)
+	if err != nil {
+		t.finishError(st, err)
+		return
+	}
+	if st.spec.Meta.Class == tools.ClassWrite {
+		for _, name := range append([]string{"path", "file_path"}, st.spec.Meta.PathArgs...) {
+			if p, ok := st.args[name].(string); ok && p != "" {
+				t.addProduced(p)
+			}
+		}
+	}
+	t.finish(st, ToolOK, "", t.budget(st, text))
+}
+
+func (t *turn) finishError(st *callState, err error) {
+	t.finish(st, ToolError, err.Error(), errorJSON(err.Error(), tools.ErrorType(err)))
+}
+
+// finish records a call's result in the history and emits tool_finished.
+// A call is finished once; later calls are ignored.
+func (t *turn) finish(st *callState, status, reason string, output *string) {
+	if st.status != "" {
+		return
+	}
+	st.status, st.reason = status, reason
+	if output == nil {
+		output = errorJSON("interrupted by the user before it ran", "interrupted")
+	}
+	st.output = *output
+	t.e.appendMessage(llm.Message{Role: llm.RoleTool, ToolCallID: st.call.ID, Name: st.call.Name, Content: st.output})
+	var dur int64
+	if !st.started.IsZero() {
+		dur = time.Since(st.started).Milliseconds()
+	}
+	t.emit(Event{EventToolFinished, ToolFinishedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, Status: status, Reason: reason, Duration: dur, ResultPreview: preview(st.output, 500)}})
+}
+
+// attachMedia finishes abandoned calls and adds the media tools returned as
+// a user message after the tool results.
+func (t *turn) attachMedia(states []*callState) {
+	var atts []llm.Attachment
+	var names []string
+	for _, st := range states {
+		if st.status == "" {
+			t.finish(st, ToolInterrupted, "", nil)
+		}
+		atts = append(atts, st.attachments...)
+		for _, a := range st.attachments {
+			names = append(names, a.Name)
+		}
+	}
+	if len(atts) > 0 {
+		t.e.appendMessage(llm.Message{Role: llm.RoleUser, Notice: "media", Attachments: atts, Content: "Attached media from tool results: " + strings.Join(names, ", ")})
+	}
+}
+
+// budget spills a result over the save threshold to the tool-result
+// directory and gives the model a preview plus the path; without a
+// directory it truncates.
+func (t *turn) budget(st *callState, text string) *string {
+	o := t.e.opts
+	if len(text) <= o.ResultSaveThreshold && len(text) <= o.ResultMaxChars {
+		return &text
+	}
+	head := min(o.ResultMaxChars/2, 4000)
+	tail := min(o.ResultMaxChars/4, 2000)
+	if head+tail >= len(text) {
+		return &text
+	}
+	note := ""
+	if o.ToolResultDir != "" {
+		path := filepath.Join(o.ToolResultDir, sanitizeFile(t.taskID+"-"+st.call.ID)+".txt")
+		err := os.MkdirAll(o.ToolResultDir, 0o700)
+		if err == nil {
+			err = os.WriteFile(path, []byte(text), 0o600)
+		}
+		if err == nil {
+			note = fmt.Sprintf("[result of %d chars saved to %s; read it with read_file using start_line/end_line]", len(text), path)
+		} else {
+			slog.Warn("tool result spill failed", "err", err)
+		}
+	}
+	if note == "" {
+		note = fmt.Sprintf("[result truncated: %d chars in all]", len(text))
+	}
+	out := text[:cutUTF8(text, head)] + "\n…\n" + text[len(text)-tailUTF8(text, tail):] + "\n" + note
+	return &out
+}
+
+func sanitizeFile(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == 0 {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// cutUTF8 returns n moved back to a rune boundary.
+func cutUTF8(s string, n int) int {
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
+func tailUTF8(s string, n int) int {
+	i := len(s) - n
+	for i < len(s) && i > 0 && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return len(s) - i
+}
+
+func resultText(out any) (string, error) {
+	switch v := out.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case json.RawMessage:
+		return string(v), nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", tools.Errorf("bad_result", "tool result is not serialisable: %v", err)
+	}
+	return string(b), nil
+}
+
+func errorJSON(msg, typ string) *string {
+	b, _ := json.Marshal(map[string]string{"error": msg, "error_type": typ})
+	s := string(b)
+	return &s
+}
+
+func preview(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:cutUTF8(s, n)] + "…"
+}

@@ -1,0 +1,29 @@
+// Package vcs records what each agent turn changed in the workspace as git
+// snapshots, and lists, diffs and rolls back those turns (seed §17).
+//
+// A Plan says how a workspace is tracked: off, native (the workspace's own
+// .git, with a private index file and refs under refs/agent/<session>/, so the
+// user's HEAD, branch, staging area and log are never touched) or shadow (a
+// separate repository at <workspace>/.agent/vcs whose work tree is the
+// workspace). Both need a git binary; without one the plan falls back to off
+// and says why in Plan.Status.
+//
+// A SessionVCS belongs to one session. BeginTurn snapshots the workspace
+// before a turn (an unnumbered "base" commit when something changed outside
+// the agent), CommitTurn snapshots it after the turn and, only when something
+// changed, gives the turn the next number (from 1) under
+// refs/agent/<session>/turns/<n>. refs/agent/<session>/head is the newest
+// snapshot; every snapshot's parent is the one before it, so a turn's commit
+// diffed against its parent is exactly that turn's change.
+//
+// Every git call is an argv list run without a shell, with a sanitized
+// environment (no inherited GIT_* variables, no system or global config, no
+// prompts, no pager), hooks disabled, fsmonitor off and a fixed identity.
+//
+// Concurrency: a SessionVCS is safe for concurrent use. All SessionVCS of
+// one session in this process share one state whose mutex serializes the
+// session's git calls, so the engine's hook and a separate SessionVCS serving
+// vcs.restore stay consistent. Ref updates are compare-and-swap; when another
+// process moved the refs the update fails and the refs are read again. Sessions sharing a workspace use separate index files and
+// refs. The package starts no goroutines of its own.
+package vcs

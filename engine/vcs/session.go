@@ -1,0 +1,394 @@
+package vcs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// excludeRules are never snapshotted, on top of the workspace's .gitignore
+// files and the repository's info/exclude.
+const excludeRules = `# written by zqagent: agent state, git directories and dependencies are never snapshotted
+.agent/
+.git/
+node_modules/
+`
+
+// initMu serializes the creation of shadow repositories in this process.
+var initMu sync.Mutex
+
+// sessions holds the state of each repository and session id, shared by
+// every SessionVCS of that session in this process (say, the engine's hook
+// and the one serving vcs.restore), so that their git calls never interleave
+// and they agree on head and numbering. Entries are small and never removed.
+var sessions sync.Map // gitDir + "\x00" + ref component -> *sessionState
+
+// sessionState is the cached view of a session's refs.
+type sessionState struct {
+	mu       sync.Mutex // guards the fields below and serializes the session's git calls
+	prepared bool       // repository and private directory exist
+	loaded   bool       // head, headTree and last match the refs
+	head     string     // newest snapshot commit; "" = none
+	headTree string     // head's tree
+	last     int        // highest turn number; 0 = none
+}
+
+// SessionVCS tracks one session's turns (the seed's SessionVcs).
+type SessionVCS struct {
+	plan Plan
+	id   string
+	now  func() time.Time
+	st   *sessionState // shared by all SessionVCS of this repository and session
+}
+
+// NewSession returns the tracker of session sessionID under plan. It does no
+// I/O: the repository is prepared and the refs read on first use, so a
+// session resumed after a restart continues its numbering.
+func NewSession(plan Plan, sessionID string) *SessionVCS {
+	s := &SessionVCS{plan: plan, id: sessionID, now: time.Now, st: new(sessionState)}
+	if plan.Enabled() {
+		st, _ := sessions.LoadOrStore(plan.GitDir+"\x00"+refComponent(sessionID), s.st)
+		s.st = st.(*sessionState)
+	}
+	return s
+}
+
+// Plan returns the session's plan.
+func (s *SessionVCS) Plan() Plan { return s.plan }
+
+// SessionID returns the session's id.
+func (s *SessionVCS) SessionID() string { return s.id }
+
+// Enabled reports whether the session tracks anything.
+func (s *SessionVCS) Enabled() bool { return s != nil && s.plan.Enabled() }
+
+// git returns the runner for the session's repository and private index.
+func (s *SessionVCS) git() *runner {
+	return &runner{
+		bin:       s.plan.Git,
+		dir:       s.plan.Workspace,
+		gitDir:    s.plan.GitDir,
+		workTree:  s.plan.Workspace,
+		indexFile: s.plan.IndexPath(s.id),
+		excludes:  filepath.Join(s.plan.privateDir(), "exclude"),
+	}
+}
+
+// BeginTurn snapshots the workspace before a turn, so that the turn's own
+// changes are what CommitTurn records. When the workspace changed since the
+// last snapshot (the first turn, or edits made outside the agent) it records
+// an unnumbered base snapshot. It does nothing when tracking is off.
+func (s *SessionVCS) BeginTurn(ctx context.Context) error {
+	if !s.Enabled() {
+		return nil
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if err := s.loadLocked(ctx); err != nil {
+		return fmt.Errorf("begin turn: %w", err)
+	}
+	if _, err := s.baseLocked(ctx, "snapshot before a turn", "base"); err != nil {
+		return fmt.Errorf("begin turn: %w", err)
+	}
+	return nil
+}
+
+// baseLocked snapshots the workspace and, when it differs from head, records
+// it as an unnumbered snapshot. It returns the workspace's tree.
+func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (string, error) {
+	tree, err := s.snapshotLocked(ctx)
+	if err != nil {
+		return "", err
+	}
+	if s.st.head != "" && tree == s.st.headTree {
+		return tree, nil
+	}
+	msg := message(subject, s.id, "Agent-Kind: "+kind)
+	commit, err := s.commitLocked(ctx, tree, msg)
+	if err != nil {
+		return "", err
+	}
+	if err := s.updateRefsLocked(ctx, s.headUpdate(commit)); err != nil {
+		return "", err
+	}
+	s.st.head, s.st.headTree = commit, tree
+	return tree, nil
+}
+
+// CommitTurn snapshots the workspace after a turn. When something changed
+// since the previous snapshot the turn gets the next number (from 1) under
+// refs/agent/<session>/turns/<n>; a turn that changed nothing gets no number.
+// status is the turn's end status ("completed", "interrupted", ...). Without
+// a previous snapshot (no BeginTurn ever) the whole workspace counts as the
+// turn's change. It does nothing when tracking is off.
+func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
+	if !s.Enabled() {
+		return nil
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if err := s.loadLocked(ctx); err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	tree, err := s.snapshotLocked(ctx)
+	if err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	if s.st.head != "" && tree == s.st.headTree {
+		return nil
+	}
+	n := s.st.last + 1
+	status = oneLine(status)
+	msg := message(fmt.Sprintf("turn %d: %s", n, status), s.id,
+		"Agent-Kind: turn", fmt.Sprintf("Agent-Turn: %d", n), "Agent-Status: "+status)
+	commit, err := s.commitLocked(ctx, tree, msg)
+	if err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	if err := s.updateRefsLocked(ctx, "create "+turnRef(s.id, n)+" "+commit, s.headUpdate(commit)); err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	s.st.head, s.st.headTree, s.st.last = commit, tree, n
+	return nil
+}
+
+// Forget deletes the session's refs and private index. Files in the
+// workspace are not touched; the snapshot objects become unreachable and git
+// may collect them later.
+func (s *SessionVCS) Forget(ctx context.Context) error {
+	if !s.Enabled() {
+		return nil
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	if s.plan.Mode == ModeShadow {
+		if _, err := os.Stat(filepath.Join(s.plan.GitDir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+			return nil // no shadow repository, nothing to forget
+		}
+	}
+	if err := s.ensureLocked(ctx); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	refs, err := s.refsLocked(ctx)
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	var lines []string
+	for _, r := range refs {
+		lines = append(lines, "delete "+r.name+" "+r.oid)
+	}
+	if len(lines) > 0 {
+		if err := s.updateRefsLocked(ctx, lines...); err != nil {
+			return fmt.Errorf("forget: %w", err)
+		}
+	}
+	if err := os.Remove(s.plan.IndexPath(s.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("forget: %w", err)
+	}
+	s.st.loaded, s.st.head, s.st.headTree, s.st.last = false, "", "", 0
+	return nil
+}
+
+// headUpdate is the update-ref line that moves head to commit.
+func (s *SessionVCS) headUpdate(commit string) string {
+	if s.st.head == "" {
+		return "create " + headRef(s.id) + " " + commit
+	}
+	return "update " + headRef(s.id) + " " + commit + " " + s.st.head
+}
+
+// ensureLocked creates the shadow repository and the private directory.
+func (s *SessionVCS) ensureLocked(ctx context.Context) error {
+	if s.st.prepared {
+		return nil
+	}
+	if s.plan.Mode == ModeShadow {
+		if err := initShadow(ctx, s.plan); err != nil {
+			return err
+		}
+	}
+	dir := s.plan.privateDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("vcs directory: %w", err)
+	}
+	excl := filepath.Join(dir, "exclude")
+	if cur, err := os.ReadFile(excl); err != nil || string(cur) != excludeRules {
+		if err := writeFileAtomic(excl, []byte(excludeRules)); err != nil {
+			return fmt.Errorf("vcs exclude file: %w", err)
+		}
+	}
+	s.st.prepared = true
+	return nil
+}
+
+// initShadow creates the shadow repository when it does not exist yet. It
+// is bare (no hooks, no templates) and marked non-bare so that GIT_WORK_TREE
+// applies; a ".gitignore" of "*" inside keeps it out of a surrounding
+// repository's status.
+func initShadow(ctx context.Context, p Plan) error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if _, err := os.Stat(filepath.Join(p.GitDir, "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(p.GitDir, 0o755); err != nil {
+		return fmt.Errorf("shadow repository: %w", err)
+	}
+	g := &runner{bin: p.Git, dir: p.GitDir}
+	if _, err := g.output(ctx, nil, "init", "--quiet", "--bare", "--template=", p.GitDir); err != nil {
+		return fmt.Errorf("shadow repository: %w", err)
+	}
+	g.gitDir = p.GitDir
+	if _, err := g.output(ctx, nil, "config", "core.bare", "false"); err != nil {
+		return fmt.Errorf("shadow repository: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(p.GitDir, ".gitignore"), []byte("*\n")); err != nil {
+		return fmt.Errorf("shadow repository: %w", err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside name and renames it.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// ref is one of the session's refs.
+type ref struct{ name, oid, tree string }
+
+// refsLocked lists the session's refs.
+func (s *SessionVCS) refsLocked(ctx context.Context) ([]ref, error) {
+	out, err := s.git().output(ctx, nil, "for-each-ref",
+		"--format=%(refname)%00%(objectname)%00%(tree)", AgentRef(s.id))
+	if err != nil {
+		return nil, err
+	}
+	var refs []ref
+	for line := range strings.SplitSeq(string(out), "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) != 3 || f[0] == "" {
+			continue
+		}
+		refs = append(refs, ref{name: f[0], oid: f[1], tree: f[2]})
+	}
+	return refs, nil
+}
+
+// loadLocked prepares the repository and reads head and the last turn
+// number from the refs unless they are known.
+func (s *SessionVCS) loadLocked(ctx context.Context) error {
+	if err := s.ensureLocked(ctx); err != nil {
+		return err
+	}
+	if s.st.loaded {
+		return nil
+	}
+	refs, err := s.refsLocked(ctx)
+	if err != nil {
+		return err
+	}
+	s.st.head, s.st.headTree, s.st.last = "", "", 0
+	for _, r := range refs {
+		if r.name == headRef(s.id) {
+			s.st.head, s.st.headTree = r.oid, r.tree
+		} else if n, ok := turnNumber(s.id, r.name); ok && n > s.st.last {
+			s.st.last = n
+		}
+	}
+	s.st.loaded = true
+	return nil
+}
+
+// snapshotLocked stages the whole workspace into the private index (git add
+// -A semantics: untracked files included, ignored and excluded ones not)
+// and returns its tree.
+func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
+	g := s.git()
+	if _, err := g.output(ctx, nil, "add", "--all", "--ignore-errors", "--", "."); err != nil {
+		// Unreadable files (say, root-owned build output) are left out of
+		// the snapshot rather than stopping tracking altogether.
+		var ge *gitError
+		if !errors.As(err, &ge) || strings.Contains(ge.stderr, "fatal:") || !strings.Contains(ge.stderr, "unable to index file") {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+		slog.Warn("vcs snapshot skipped unreadable files", "session", s.id, "err", ge.stderr)
+	}
+	tree, err := g.trimmed(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
+	return tree, nil
+}
+
+// commitLocked writes a commit of tree whose parent is head.
+func (s *SessionVCS) commitLocked(ctx context.Context, tree, msg string) (string, error) {
+	args := []string{"commit-tree", "--no-gpg-sign", tree}
+	if s.st.head != "" {
+		args = append(args, "-p", s.st.head)
+	}
+	args = append(args, "-F", "-")
+	date := fmt.Sprintf("%d +0000", s.now().Unix())
+	out, err := s.git().outputEnv(ctx, strings.NewReader(msg),
+		[]string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, args...)
+	if err != nil {
+		return "", fmt.Errorf("snapshot commit: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// updateRefsLocked applies update-ref --stdin lines as one transaction.
+func (s *SessionVCS) updateRefsLocked(ctx context.Context, lines ...string) error {
+	in := strings.Join(lines, "\n") + "\n"
+	if _, err := s.git().output(ctx, strings.NewReader(in), "update-ref", "--stdin"); err != nil {
+		// Someone else (another process) may have moved the refs: read
+		// them again next time.
+		s.st.loaded = false
+		return fmt.Errorf("update refs: %w", err)
+	}
+	return nil
+}
+
+// message builds a snapshot commit message with trailers.
+func message(subject, sessionID string, trailers ...string) string {
+	var b strings.Builder
+	b.WriteString(subject)
+	b.WriteString("\n\nAgent-Session: ")
+	b.WriteString(oneLine(sessionID))
+	b.WriteByte('\n')
+	for _, t := range trailers {
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// oneLine flattens s to one trimmed line of at most 200 bytes of valid
+// UTF-8.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(strings.ToValidUTF8(s, "?")), " ")
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "")
+	}
+	return s
+}

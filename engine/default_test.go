@@ -175,7 +175,9 @@ func TestEveryToolEndToEnd(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer e.Close()
-	e.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) { return permission.OutcomeOnce, nil })
+	e.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
+		return permission.OutcomeOnce, nil
+	})
 	e.SetInteractor(answerAll{})
 
 	evs := collect(e.Run(context.Background(), engine.Input{Text: "use every tool"}))

@@ -402,11 +402,9 @@ func (e *Engine) setState(s State) {
 // setStateLocked is the one place the turn state changes.
 func (e *Engine) setStateLocked(s State) { e.state = s }
 
-
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
 		return v
 	}
 	return def
 }
-

@@ -1,0 +1,351 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+)
+
+// Limits of a search.
+const (
+	DefaultMaxResults = 200
+	MaxMaxResults     = 2000
+	MaxContext        = 10
+	maxLineBytes      = 300      // a longer line is clipped
+	maxFileSize       = 64 << 20 // bigger files are skipped
+	readChunk         = 64 << 10 // first read; binary check happens on it
+)
+
+// Query is one grep request.
+type Query struct {
+	Pattern    string   // RE2 syntax (Go regexp)
+	Path       string   // file or directory, relative to the workspace root; "" for the root
+	Globs      []string // include globs; "!glob" excludes
+	IgnoreCase bool
+	MaxResults int // matching lines; 0 means DefaultMaxResults
+	Context    int // lines before and after each match
+	Workers    int // 0 means GOMAXPROCS
+}
+
+// Line is one line of the result: a match or a context line.
+type Line struct {
+	Path    string `json:"path"` // slash-separated, relative to the workspace root (absolute in a granted directory)
+	Line    int    `json:"line"`
+	Text    string `json:"text"`
+	Context bool   `json:"context,omitempty"`
+}
+
+// Result is the outcome of a search.
+type Result struct {
+	Lines     []Line // by file in walk order (sorted by path), then by line
+	Matches   int    // matching lines in Lines
+	Files     int    // files with a match in Lines
+	Truncated bool   // more matches exist than Lines shows
+	Searched  int    // files read
+}
+
+// fileResult is what one worker found in one file.
+type fileResult struct {
+	lines []Line
+	hits  int
+	more  bool // the file had more matches than its cap
+}
+
+var noMatch = &fileResult{}
+
+type job struct {
+	seq      int
+	abs, rel string
+}
+
+// run is the state of one search.
+type run struct {
+	q       Query
+	m       *matcher
+	globs   *globFilter
+	base    string // the workspace root, or the granted directory searched
+	prefix  string // display prefix for rel paths ("" inside the workspace)
+	perFile int
+	ctx     context.Context
+	stop    context.CancelFunc // ends the walk once enough results are in
+
+	mu       sync.Mutex
+	slots    []*fileResult // guarded by mu; by walk order, nil until searched
+	doneUpTo int           // guarded by mu; slots[:doneUpTo] are all searched
+	hitsUpTo int           // guarded by mu; matches in slots[:doneUpTo]
+	searched int           // guarded by mu
+}
+
+// Grep searches the workspace for q. The walk runs on one goroutine and
+// the files are searched by q.Workers goroutines; all have ended when Grep
+// returns. Results are deterministic: the first MaxResults matches in path
+// order, whatever order the workers finish in.
+func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) {
+	if q.MaxResults <= 0 {
+		q.MaxResults = DefaultMaxResults
+	}
+	q.Context = max(0, min(q.Context, MaxContext))
+	if q.Workers <= 0 {
+		q.Workers = runtime.GOMAXPROCS(0)
+	}
+	m, err := newMatcher(q.Pattern, q.IgnoreCase)
+	if err != nil {
+		return nil, err
+	}
+	globs, err := newGlobFilter(q.Globs)
+	if err != nil {
+		return nil, err
+	}
+	start, err := ws.Resolve(q.Path, false)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(start)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("path %q: %w", q.Path, tools.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &run{q: q, m: m, globs: globs, base: ws.Root(), perFile: max(q.MaxResults/4, 25)}
+	if !confine.Within(r.base, start) { // a granted directory
+		r.base = start
+		if !fi.IsDir() {
+			r.base = filepath.Dir(start)
+		}
+		r.prefix = filepath.ToSlash(r.base) + "/"
+	}
+	rel, err := filepath.Rel(r.base, start)
+	if err != nil {
+		return nil, err
+	}
+	rel = filepath.ToSlash(rel)
+	if rel == "." {
+		rel = ""
+	}
+	walkCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	r.ctx, r.stop = walkCtx, stop
+
+	if !fi.IsDir() {
+		r.perFile = q.MaxResults
+		r.slots = []*fileResult{nil}
+		r.searchFile(job{abs: start, rel: rel}, make([]byte, readChunk))
+		return r.result()
+	}
+	jobs := make(chan job, 256)
+	var wg sync.WaitGroup
+	for range q.Workers {
+		wg.Go(func() {
+			buf := make([]byte, readChunk)
+			for j := range jobs {
+				if walkCtx.Err() != nil {
+					continue // drain
+				}
+				buf = r.searchFile(j, buf)
+			}
+		})
+	}
+	level := (*ignoreLevel)(nil)
+	if r.prefix == "" {
+		level = ancestorsLevel(r.base, rel)
+		if rel != "" && level.ignored(rel, true) {
+			level = nil // an ignored directory named explicitly is searched
+		}
+	}
+	r.walk(start, rel, level, jobs)
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.result()
+}
+
+// walk sends the files below dir in sorted order, depth first.
+func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
+	if r.ctx.Err() != nil {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return // unreadable directories are skipped, as by rg
+	}
+	for _, e := range entries {
+		if e.Name() == ".gitignore" {
+			level = level.push(dir, rel, ".gitignore")
+			break
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		typ := e.Type()
+		if typ&os.ModeSymlink != 0 {
+			continue // never followed: a link may point out of the workspace
+		}
+		erel := name
+		if rel != "" {
+			erel = rel + "/" + name
+		}
+		switch {
+		case typ.IsDir():
+			if skipDirs[name] || level.ignored(erel, true) {
+				continue
+			}
+			r.walk(filepath.Join(dir, name), erel, level, jobs)
+			if r.ctx.Err() != nil {
+				return
+			}
+		case typ.IsRegular():
+			if level.ignored(erel, false) || (!r.globs.empty() && !r.globs.match(erel)) {
+				continue
+			}
+			r.mu.Lock()
+			seq := len(r.slots)
+			r.slots = append(r.slots, nil)
+			r.mu.Unlock()
+			select {
+			case jobs <- job{seq: seq, abs: filepath.Join(dir, name), rel: erel}:
+			case <-r.ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// searchFile searches one file and records the result in its slot. buf is
+// the worker's read buffer; the (maybe grown) buffer is returned.
+func (r *run) searchFile(j job, buf []byte) []byte {
+	data, buf, err := readFile(j.abs, buf)
+	res := noMatch
+	if err == nil && !isBinary(data) {
+		res = r.matchFile(data, r.prefix+j.rel)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.slots[j.seq] = res
+	if err == nil {
+		r.searched++
+	}
+	for r.doneUpTo < len(r.slots) && r.slots[r.doneUpTo] != nil {
+		r.hitsUpTo += r.slots[r.doneUpTo].hits
+		r.doneUpTo++
+	}
+	if r.hitsUpTo >= r.q.MaxResults {
+		r.stop()
+	}
+	return buf
+}
+
+var errSkip = errors.New("skipped")
+
+type hit struct{ line, start, end int }
+
+// matchFile finds the matches of data (the file at display path p).
+func (r *run) matchFile(data []byte, p string) *fileResult {
+	var hits []hit
+	more := false
+	r.m.scan(data, func(line, start, end int) bool {
+		if len(hits) == r.perFile {
+			more = true
+			return false
+		}
+		hits = append(hits, hit{line, start, end})
+		return true
+	})
+	if len(hits) == 0 {
+		return noMatch
+	}
+	res := &fileResult{hits: len(hits), more: more, lines: make([]Line, 0, len(hits)*(1+2*r.q.Context))}
+	last := 0 // last line number emitted
+	for i, h := range hits {
+		if c := r.q.Context; c > 0 {
+			// Lines before h, not already emitted.
+			var before []Line
+			s, ln := h.start, h.line
+			for k := 0; k < c && s > 0 && ln-1 > last; k++ {
+				e := s - 1
+				s = bytes.LastIndexByte(data[:e], '\n') + 1
+				ln--
+				before = append(before, Line{Path: p, Line: ln, Text: clipLine(trimCR(data[s:e]), maxLineBytes), Context: true})
+			}
+			for k := len(before) - 1; k >= 0; k-- {
+				res.lines = append(res.lines, before[k])
+			}
+		}
+		res.lines = append(res.lines, Line{Path: p, Line: h.line, Text: clipLine(trimCR(data[h.start:h.end]), maxLineBytes)})
+		last = h.line
+		if c := r.q.Context; c > 0 {
+			next := int(^uint(0) >> 1)
+			if i+1 < len(hits) {
+				next = hits[i+1].line
+			}
+			e := h.end
+			for k := 0; k < c && e < len(data) && last+1 < next; k++ {
+				s := e + 1
+				if s >= len(data) {
+					break
+				}
+				e = bytes.IndexByte(data[s:], '\n')
+				if e < 0 {
+					e = len(data)
+				} else {
+					e += s
+				}
+				last++
+				res.lines = append(res.lines, Line{Path: p, Line: last, Text: clipLine(trimCR(data[s:e]), maxLineBytes), Context: true})
+			}
+		}
+	}
+	return res
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// result assembles the first MaxResults matches in walk order.
+func (r *run) result() (*Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := &Result{Searched: r.searched}
+	for _, fr := range r.slots {
+		if fr == nil { // not searched: the walk stopped after enough matches
+			res.Truncated = true
+			break
+		}
+		if fr.hits == 0 {
+			continue
+		}
+		if res.Matches == r.q.MaxResults {
+			res.Truncated = true
+			break
+		}
+		res.Files++
+		for _, l := range fr.lines {
+			if !l.Context {
+				if res.Matches == r.q.MaxResults {
+					res.Truncated = true
+					break
+				}
+				res.Matches++
+			}
+			res.Lines = append(res.Lines, l)
+		}
+		if fr.more {
+			res.Truncated = true
+		}
+	}
+	return res, nil
+}

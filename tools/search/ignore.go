@@ -1,0 +1,76 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	gitignore "github.com/sabhiram/go-gitignore"
+)
+
+// skipDirs are never searched.
+var skipDirs = map[string]bool{".git": true, "node_modules": true, ".hg": true, ".svn": true}
+
+// ignoreLevel is the .gitignore of one directory, linked to its parent's.
+// Levels are immutable once built, so workers may share them.
+type ignoreLevel struct {
+	parent *ignoreLevel
+	base   string // the directory, slash-separated, relative to the workspace root ("" for the root)
+	gi     *gitignore.GitIgnore
+}
+
+// ignored reports whether rel (relative to the workspace root,
+// slash-separated) is ignored by this level or an ancestor. Directories are
+// checked with isDir set, as "dir/" patterns need.
+func (l *ignoreLevel) ignored(rel string, isDir bool) bool {
+	for ; l != nil; l = l.parent {
+		p := rel
+		if l.base != "" {
+			if !strings.HasPrefix(rel, l.base+"/") {
+				continue
+			}
+			p = rel[len(l.base)+1:]
+		}
+		if isDir {
+			p += "/"
+		}
+		if l.gi.MatchesPath(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// push returns the level for directory dir (absolute) at rel when it holds a
+// readable .gitignore (or, for extra, any of the given files), else l.
+func (l *ignoreLevel) push(dir, rel string, files ...string) *ignoreLevel {
+	var lines []string
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		lines = append(lines, strings.Split(string(b), "\n")...)
+	}
+	if len(lines) == 0 {
+		return l
+	}
+	return &ignoreLevel{parent: l, base: rel, gi: gitignore.CompileIgnoreLines(lines...)}
+}
+
+// ancestorsLevel loads the ignore files from the workspace root down to (not
+// including) the directory rel where the walk starts: the walk itself loads
+// the start directory's and those below.
+func ancestorsLevel(root, rel string) *ignoreLevel {
+	l := (*ignoreLevel)(nil).push(root, "", filepath.Join(".git", "info", "exclude"))
+	if rel == "" {
+		return l
+	}
+	l = l.push(root, "", ".gitignore")
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		r := strings.Join(parts[:i], "/")
+		l = l.push(filepath.Join(root, filepath.FromSlash(r)), r, ".gitignore")
+	}
+	return l
+}

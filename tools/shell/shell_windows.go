@@ -1,0 +1,51 @@
+//go:build windows
+
+package shell
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// defaultShell is the first of pwsh, powershell and cmd found on PATH
+// (cmd through %ComSpec% when set).
+func defaultShell() string {
+	for _, name := range []string{"pwsh.exe", "powershell.exe"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if c := os.Getenv("ComSpec"); c != "" {
+		return c
+	}
+	return "cmd.exe"
+}
+
+// shellArgv is the argv that runs command with shell, by the shell's kind.
+func shellArgv(shell, command string) []string {
+	base := strings.ToLower(strings.TrimSuffix(filepath.Base(shell), filepath.Ext(shell)))
+	switch base {
+	case "pwsh", "powershell":
+		return []string{shell, "-NoLogo", "-NoProfile", "-NonInteractive", "-Command", command}
+	case "cmd":
+		return []string{shell, "/d", "/s", "/c", command}
+	default: // bash, sh, busybox from Git for Windows or MSYS
+		return []string{shell, "-c", command}
+	}
+}
+
+// platformCmd gives cmd.exe its command line verbatim: Go's argument quoting
+// follows CommandLineToArgvW, which cmd.exe does not parse, so `/s /c "..."`
+// must be written by hand.
+func platformCmd(cmd *exec.Cmd) {
+	a := cmd.Args
+	if len(a) == 5 && strings.EqualFold(strings.TrimSuffix(filepath.Base(a[0]), filepath.Ext(a[0])), "cmd") && a[1] == "/d" && a[2] == "/s" && a[3] == "/c" {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.CmdLine = `"` + a[0] + `" /d /s /c "` + a[4] + `"`
+	}
+}

@@ -1,0 +1,333 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zqagent/sidecar/engine/llm"
+)
+
+// EventInput is an event to append. The store assigns its seq.
+type EventInput struct {
+	TurnID string
+	Type   string
+	Data   json.RawMessage // a JSON value; empty means {}
+	Time   time.Time       // zero means now
+	// Pending, when set, creates a durable pending request in the same
+	// transaction (its Payload defaults to Data).
+	Pending *PendingInput
+	// History, when non-nil, replaces the session's checkpointed history in
+	// the same transaction (an empty non-nil slice clears it).
+	History []llm.Message
+	// Status, when non-empty, sets the session's status in the same
+	// transaction: idle, running or interrupted.
+	Status string
+	// ClosePending closes the still-unanswered requests of TurnID in the
+	// same transaction (they are no longer answerable).
+	ClosePending bool
+}
+
+// PendingInput describes the interactive request an event opens.
+type PendingInput struct {
+	RequestID  string
+	Kind       string // approval | question | plan | directory
+	ToolCallID string
+	Payload    json.RawMessage
+}
+
+// Event is a stored event.
+type Event struct {
+	SessionID string          `json:"sessionId"`
+	Seq       int64           `json:"seq"`
+	TurnID    string          `json:"turnId,omitempty"`
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data"`
+	Time      time.Time       `json:"time"`
+}
+
+// Session statuses.
+const (
+	StatusIdle        = "idle"
+	StatusRunning     = "running"
+	StatusInterrupted = "interrupted"
+)
+
+// Pending request kinds.
+const (
+	KindApproval  = "approval"
+	KindQuestion  = "question"
+	KindPlan      = "plan"
+	KindDirectory = "directory"
+)
+
+// preparedEvent is a validated EventInput with its history marshalled, so
+// the writer does no encoding.
+type preparedEvent struct {
+	EventInput
+	timeMS  int64
+	history [][]byte // nil: no checkpoint
+}
+
+func validStatus(s string) bool {
+	return s == StatusIdle || s == StatusRunning || s == StatusInterrupted
+}
+
+func validKind(k string) bool {
+	return k == KindApproval || k == KindQuestion || k == KindPlan || k == KindDirectory
+}
+
+func prepareEvent(in EventInput) (preparedEvent, error) {
+	if in.Type == "" {
+		return preparedEvent{}, fmt.Errorf("%w: event without a type", ErrInvalid)
+	}
+	if len(in.Data) == 0 {
+		in.Data = json.RawMessage("{}")
+	} else if !json.Valid(in.Data) {
+		return preparedEvent{}, fmt.Errorf("%w: %s event data is not JSON", ErrInvalid, in.Type)
+	}
+	if in.Status != "" && !validStatus(in.Status) {
+		return preparedEvent{}, fmt.Errorf("%w: status %q", ErrInvalid, in.Status)
+	}
+	if p := in.Pending; p != nil {
+		if p.RequestID == "" || !validKind(p.Kind) {
+			return preparedEvent{}, fmt.Errorf("%w: pending request %q of kind %q", ErrInvalid, p.RequestID, p.Kind)
+		}
+		if len(p.Payload) > 0 && !json.Valid(p.Payload) {
+			return preparedEvent{}, fmt.Errorf("%w: pending request payload is not JSON", ErrInvalid)
+		}
+	}
+	if in.Time.IsZero() {
+		in.Time = time.Now()
+	}
+	pe := preparedEvent{EventInput: in, timeMS: in.Time.UnixMilli()}
+	if in.History != nil {
+		h, err := marshalHistory(in.History)
+		if err != nil {
+			return preparedEvent{}, err
+		}
+		pe.history = h
+		pe.History = nil
+	}
+	return pe, nil
+}
+
+// Append stores events in one transaction and returns them, with their
+// seqs, after the commit.
+func (s *Store) Append(ctx context.Context, sessionID string, evs ...EventInput) ([]Event, error) {
+	if len(evs) == 0 {
+		return nil, nil
+	}
+	pes := make([]preparedEvent, len(evs))
+	for i, in := range evs {
+		pe, err := prepareEvent(in)
+		if err != nil {
+			return nil, fmt.Errorf("append: %w", err)
+		}
+		pes[i] = pe
+	}
+	type result struct {
+		evs []Event
+		err error
+	}
+	ch := make(chan result, 1)
+	o := &op{sessionID: sessionID, evs: pes, done: func(evs []Event, err error) { ch <- result{evs, err} }}
+	if err := s.submit(ctx, o); err != nil {
+		return nil, fmt.Errorf("append: %w", err)
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("append: %w", r.err)
+		}
+		return r.evs, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("append: %w", ctx.Err())
+	}
+}
+
+// Enqueue queues one event for group commit and returns at once unless the
+// queue is full, in which case it blocks until there is room. done (may be
+// nil) is called after the commit, in enqueue order, on the writer
+// goroutine; it must be fast and must not call the Store's write methods.
+// When the store is closed or ev is invalid, done is called at once on the
+// caller's goroutine.
+func (s *Store) Enqueue(sessionID string, ev EventInput, done func(Event, error)) {
+	pe, err := prepareEvent(ev)
+	if err != nil {
+		if done != nil {
+			done(Event{}, fmt.Errorf("enqueue: %w", err))
+		}
+		return
+	}
+	o := &op{sessionID: sessionID, evs: []preparedEvent{pe}}
+	if done != nil {
+		o.done = func(evs []Event, err error) {
+			if err != nil {
+				done(Event{}, fmt.Errorf("enqueue: %w", err))
+				return
+			}
+			done(evs[0], nil)
+		}
+	}
+	if err := s.submit(context.Background(), o); err != nil && done != nil {
+		done(Event{}, fmt.Errorf("enqueue: %w", err))
+	}
+}
+
+// appendEvents inserts evs with the session's next seqs.
+func (t *wtx) appendEvents(sessionID string, evs []preparedEvent) ([]Event, error) {
+	st, err := t.session(sessionID)
+	if err != nil {
+		return nil, refuse(err) // nothing written yet
+	}
+	out := make([]Event, len(evs))
+	for i := range evs {
+		e := &evs[i]
+		seq := st.lastSeq + 1
+		if _, err := t.ins.ExecContext(t.ctx, st.pk, seq, e.TurnID, e.Type, string(e.Data), e.timeMS); err != nil {
+			return nil, fmt.Errorf("insert event %d: %w", seq, err)
+		}
+		st.lastSeq = seq
+		st.dirty = true
+		if err := t.eventEffects(st, seq, e); err != nil {
+			return nil, err
+		}
+		out[i] = Event{SessionID: sessionID, Seq: seq, TurnID: e.TurnID, Type: e.Type, Data: e.Data, Time: time.UnixMilli(e.timeMS).UTC()}
+	}
+	return out, nil
+}
+
+// eventEffects applies what an event changes besides the log, in its
+// transaction.
+func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
+	if p := e.Pending; p != nil {
+		payload := p.Payload
+		if len(payload) == 0 {
+			payload = e.Data
+		}
+		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO pending_requests
+			(request_id, session_pk, kind, turn_id, tool_call_id, seq, data, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.RequestID, st.pk, p.Kind, e.TurnID, p.ToolCallID, seq, string(payload), e.timeMS); err != nil {
+			return fmt.Errorf("pending request %q: %w", p.RequestID, err)
+		}
+	}
+	if e.history != nil {
+		if err := t.checkpoint(st, e.history); err != nil {
+			return err
+		}
+		st.checkpointSeq = seq
+	}
+	if e.ClosePending {
+		if _, err := t.tx.ExecContext(t.ctx, `UPDATE pending_requests
+			SET answered = 1, answered_at = ?, answer_note = ?
+			WHERE session_pk = ? AND turn_id = ? AND answered = 0`,
+			e.timeMS, "closed: turn ended", st.pk, e.TurnID); err != nil {
+			return fmt.Errorf("close pending requests: %w", err)
+		}
+	}
+	if e.Status != "" {
+		if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET status = ? WHERE pk = ?", e.Status, st.pk); err != nil {
+			return fmt.Errorf("set status: %w", err)
+		}
+	}
+	switch e.Type {
+	case typeTurnStart:
+		if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET task_count = task_count + 1 WHERE pk = ?", st.pk); err != nil {
+			return fmt.Errorf("count task: %w", err)
+		}
+	case typeSessionNamed:
+		var d struct {
+			Name   string `json:"name"`
+			Source string `json:"source"`
+		}
+		if json.Unmarshal(e.Data, &d) == nil && d.Name != "" {
+			if d.Source != "user" {
+				d.Source = "auto"
+			}
+			// An automatic name never replaces one the user chose.
+			if _, err := t.tx.ExecContext(t.ctx, `UPDATE sessions SET title = ?, title_source = ?
+				WHERE pk = ? AND (? = 'user' OR title_source = 'auto')`,
+				d.Name, d.Source, st.pk, d.Source); err != nil {
+				return fmt.Errorf("name session: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// DefaultPageSize is EventsAfter's page size when limit <= 0; MaxPageSize
+// caps it.
+const (
+	DefaultPageSize = 1000
+	MaxPageSize     = 10000
+)
+
+// EventsAfter returns up to limit events of a session with seq > afterSeq,
+// in seq order. Page through a long log by passing the last seq back.
+func (s *Store) EventsAfter(ctx context.Context, sessionID string, afterSeq int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	limit = min(limit, MaxPageSize)
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	rows, err := s.rdb.QueryContext(ctx,
+		"SELECT seq, turn_id, type, data, time FROM events WHERE session_pk = ? AND seq > ? ORDER BY seq LIMIT ?",
+		pk, afterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	defer rows.Close()
+	out := make([]Event, 0, min(limit, 256))
+	for rows.Next() {
+		e := Event{SessionID: sessionID}
+		var data []byte
+		var ms int64
+		if err := rows.Scan(&e.Seq, &e.TurnID, &e.Type, &data, &ms); err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		e.Data = json.RawMessage(data)
+		e.Time = time.UnixMilli(ms).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	return out, nil
+}
+
+// LastSeq returns the seq of a session's last committed event (0 when none).
+func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	var seq int64
+	err := s.rdb.QueryRowContext(ctx, "SELECT last_seq FROM sessions WHERE id = ?", sessionID).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("last seq: session %q: %w", sessionID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("last seq: %w", err)
+	}
+	return seq, nil
+}
+
+// queryer is a read pool or a read transaction.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// sessionPK returns the row key of a session.
+func sessionPK(ctx context.Context, q queryer, id string) (int64, error) {
+	var pk int64
+	err := q.QueryRowContext(ctx, "SELECT pk FROM sessions WHERE id = ?", id).Scan(&pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	return pk, err
+}

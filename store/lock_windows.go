@@ -1,0 +1,23 @@
+//go:build windows
+
+package store
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+var errLockHeld = errors.New("lock held")
+
+// lockFile takes an exclusive, non-blocking lock on the first byte of f.
+func lockFile(f *os.File) error {
+	var ol windows.Overlapped
+	err := windows.LockFileEx(windows.Handle(f.Fd()),
+		windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return errLockHeld
+	}
+	return err
+}

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] brings the schema from version i to i+1 (PRAGMA
+// user_version). Never edit a shipped migration: append a new one.
+var migrations = []string{
+	// 1: the first schema.
+	`
+CREATE TABLE projects (
+	id         TEXT PRIMARY KEY,
+	path       TEXT NOT NULL UNIQUE,
+	created_at INTEGER NOT NULL,
+	opened_at  INTEGER NOT NULL
+);
+CREATE TABLE sessions (
+	pk             INTEGER PRIMARY KEY AUTOINCREMENT,
+	id             TEXT NOT NULL UNIQUE,
+	project_id     TEXT REFERENCES projects(id) ON DELETE CASCADE,
+	title          TEXT NOT NULL DEFAULT '',
+	title_source   TEXT NOT NULL DEFAULT 'auto' CHECK (title_source IN ('auto', 'user')),
+	model          TEXT NOT NULL DEFAULT '',
+	mode           TEXT NOT NULL DEFAULT '',
+	agent          TEXT NOT NULL DEFAULT '',
+	provider       TEXT NOT NULL DEFAULT '',
+	status         TEXT NOT NULL DEFAULT 'idle' CHECK (status IN ('idle', 'running', 'interrupted')),
+	task_count     INTEGER NOT NULL DEFAULT 0,
+	last_seq       INTEGER NOT NULL DEFAULT 0,
+	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
+	created_at     INTEGER NOT NULL,
+	updated_at     INTEGER NOT NULL
+);
+CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
+CREATE INDEX sessions_by_status ON sessions(status);
+CREATE TABLE events (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	turn_id    TEXT NOT NULL DEFAULT '',
+	type       TEXT NOT NULL,
+	data       TEXT NOT NULL,
+	time       INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, seq)
+) WITHOUT ROWID;
+CREATE TABLE messages (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	idx        INTEGER NOT NULL,
+	data       TEXT NOT NULL,
+	PRIMARY KEY (session_pk, idx)
+) WITHOUT ROWID;
+CREATE TABLE pending_requests (
+	request_id   TEXT PRIMARY KEY,
+	session_pk   INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	kind         TEXT NOT NULL CHECK (kind IN ('approval', 'question', 'plan', 'directory')),
+	turn_id      TEXT NOT NULL DEFAULT '',
+	tool_call_id TEXT NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
+	data         TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	answered     INTEGER NOT NULL DEFAULT 0,
+	response     TEXT,
+	answered_at  INTEGER,
+	answer_note  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
+CREATE TABLE grants (
+	session_pk       INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	mode             TEXT NOT NULL DEFAULT '',
+	shell_policy     TEXT NOT NULL DEFAULT '',
+	allowed_commands TEXT NOT NULL DEFAULT '[]',
+	session_tools    TEXT NOT NULL DEFAULT '[]',
+	session_commands TEXT NOT NULL DEFAULT '[]',
+	directories      TEXT NOT NULL DEFAULT '[]',
+	updated_at       INTEGER NOT NULL
+);
+CREATE TABLE compaction (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	state      TEXT NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE TABLE settings (
+	key        TEXT PRIMARY KEY,
+	value      TEXT NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+`,
+	// 2: per-session options, provider profiles and agent definitions.
+	`
+ALTER TABLE sessions ADD COLUMN settings TEXT NOT NULL DEFAULT '{}';
+CREATE TABLE provider_profiles (
+	name           TEXT PRIMARY KEY,
+	base_url       TEXT NOT NULL DEFAULT '',
+	api_mode       TEXT NOT NULL DEFAULT 'auto' CHECK (api_mode IN ('auto', 'responses', 'chat')),
+	default_model  TEXT NOT NULL DEFAULT '',
+	proxy          TEXT NOT NULL DEFAULT '',
+	headers        TEXT NOT NULL DEFAULT '{}',
+	context_window INTEGER NOT NULL DEFAULT 0,
+	updated_at     INTEGER NOT NULL
+);
+CREATE TABLE agents (
+	name        TEXT PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	prompt      TEXT NOT NULL DEFAULT '',
+	model       TEXT NOT NULL DEFAULT '',
+	builtin     INTEGER NOT NULL DEFAULT 0,
+	updated_at  INTEGER NOT NULL
+);
+`,
+}
+
+// SchemaVersion is the schema version this build writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the migrations the database lacks, one transaction each
+// (the version bump commits with its DDL). It refuses a database whose
+// version is above len(ms).
+func migrate(ctx context.Context, db *sql.DB, ms []string) error {
+	for {
+		done, err := migrateOne(ctx, db, ms)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne applies the next migration, reporting done when none is left.
+func migrateOne(ctx context.Context, db *sql.DB, ms []string) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (writer DSN): versions cannot race
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil || done {
+			tx.Rollback()
+		}
+	}()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, err
+	}
+	switch {
+	case v > len(ms):
+		return false, fmt.Errorf("%w: file has version %d, this build knows up to %d", ErrNewerSchema, v, len(ms))
+	case v == len(ms):
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, ms[v]); err != nil {
+		return false, fmt.Errorf("to version %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("to version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("to version %d: %w", v+1, err)
+	}
+	return false, nil
+}

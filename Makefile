@@ -1,0 +1,67 @@
+# zqagent sidecar — build, test, lint, bench, run.
+#
+#   make run    build the sidecar and chat with it in this terminal
+#   make test   install what the tests need, lint, and run every test with -race
+#
+GO          ?= go
+BIN         ?= bin
+STATICCHECK_VERSION ?= 2026.2.2
+GOBIN       ?= $(shell $(GO) env GOPATH)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
+
+.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN)/sidecar ./cmd/sidecar
+	$(GO) build -trimpath -o $(BIN)/zqchat ./cmd/zqchat
+
+## run: start the sidecar with a terminal chat client on the current folder.
+run: build
+	$(BIN)/zqchat --sidecar $(BIN)/sidecar --project "$(CURDIR)"
+
+## deps: install the system packages and npm server the tests use.
+deps:
+	scripts/deps.sh
+
+## test: everything CI runs.
+test: deps lint test-go
+
+test-go:
+	scripts/with-keyring.sh $(GO) test -race -count=1 -timeout 20m ./...
+
+lint: vet staticcheck fmt-check cross
+
+vet:
+	$(GO) vet ./...
+
+$(STATICCHECK):
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+fmt-check:
+	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go mod tidy would change go.mod/go.sum"; exit 1; }
+
+## cross: the desktop shells ship on macOS and Windows too.
+cross:
+	GOOS=darwin  GOARCH=arm64 $(GO) build ./...
+	GOOS=darwin  GOARCH=amd64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+
+## bench: the figures in the README.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -count 1 ./... | tee bench.out
+	scripts/bench-startup.sh $(BIN)/sidecar | tee -a bench.out
+
+## fuzz: run each fuzz target briefly.
+fuzz:
+	scripts/fuzz-all.sh 10s
+
+clean:
+	rm -rf $(BIN) bench.out

@@ -1,0 +1,222 @@
+// Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
+// the one ready line it prints on stdout, and drives agent sessions over the
+// local WebSocket named there (see ui-protocol.md). main only wires and
+// waits: flags, token, lock file, store, listener, server; then it waits for
+// stdin EOF, SIGTERM/SIGINT or the shutdown method and closes everything
+// within a bounded time.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/terminal"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// shutdownTimeout bounds the graceful exit.
+const shutdownTimeout = 10 * time.Second
+
+type config struct {
+	dataDir        string
+	port           int
+	allowOrigins   []string
+	logLevel       slog.Level
+	keyringService string
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	var c config
+	var origins stringList
+	var level string
+	def := ""
+	if d, err := os.UserConfigDir(); err == nil {
+		def = filepath.Join(d, "zqagent")
+	}
+	fs.StringVar(&c.dataDir, "data-dir", def, "data directory (database, sessions, lock file)")
+	fs.IntVar(&c.port, "port", 0, "port on 127.0.0.1 (0 = any free port)")
+	fs.Var(&origins, "allow-origin", "an Origin allowed to connect (repeatable), e.g. tauri://localhost")
+	fs.StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
+	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if c.dataDir == "" {
+		return config{}, errors.New("no --data-dir and no user config directory")
+	}
+	if c.port < 0 || c.port > 65535 {
+		return config{}, fmt.Errorf("--port %d out of range", c.port)
+	}
+	if err := c.logLevel.UnmarshalText([]byte(level)); err != nil {
+		return config{}, fmt.Errorf("--log-level: %w", err)
+	}
+	c.allowOrigins = origins
+	return c, nil
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecar:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cfg, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	slog.SetDefault(log)
+	token, err := takeToken()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	lock, err := acquireLock(filepath.Join(cfg.dataDir, "sidecar.lock"))
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := store.Open(ctx, cfg.dataDir, store.Options{})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close()
+	if err := recoverInterrupted(ctx, st); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	terms := terminal.NewManager(terminal.Options{Logger: log})
+	kr := keychain.New(cfg.keyringService)
+	defer kr.Close()
+	shutdown := make(chan struct{})
+	srv, err := ipc.New(ipc.Options{
+		Store:          st,
+		Token:          token,
+		AllowOrigins:   cfg.allowOrigins,
+		Version:        version,
+		DataDir:        cfg.dataDir,
+		KeyringService: cfg.keyringService,
+		Keyring:        kr,
+		Terminals:      terms,
+		APIKey:         apiKeySource(kr),
+		Logger:         log,
+		OnShutdown:     func() { close(shutdown) },
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, token); err != nil {
+		return err
+	}
+	// Nothing but the ready line ever goes to stdout.
+	os.Stdout = os.Stderr
+
+	stdinEOF := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin) // returns at EOF: the parent is gone
+		close(stdinEOF)
+	}()
+	select {
+	case <-stdinEOF:
+		log.Info("stdin closed; exiting")
+	case <-ctx.Done():
+		log.Info("signal; exiting")
+	case <-shutdown:
+		log.Info("shutdown requested; exiting")
+	case err := <-served:
+		log.Error("server stopped", "err", err)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Close(cctx); err != nil {
+		log.Warn("close server", "err", err)
+	}
+	if err := terms.Close(); err != nil {
+		log.Warn("close terminals", "err", err)
+	}
+	if err := st.Close(); err != nil {
+		log.Warn("close store", "err", err)
+	}
+	return nil
+}
+
+// takeToken returns the token the parent passed in ZQAGENT_TOKEN (removed
+// from the environment so that no child ever sees it) or a new random one.
+func takeToken() (string, error) {
+	if t := os.Getenv("ZQAGENT_TOKEN"); t != "" {
+		os.Unsetenv("ZQAGENT_TOKEN")
+		return t, nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// readyLine is the handshake printed once on stdout.
+type readyLine struct {
+	Event    string `json:"event"`
+	URL      string `json:"url"`
+	Token    string `json:"token"`
+	PID      int    `json:"pid"`
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+}
+
+func printReady(w io.Writer, port int, token string) error {
+	b, err := json.Marshal(readyLine{
+		Event:    "ready",
+		URL:      fmt.Sprintf("ws://127.0.0.1:%d/rpc", port),
+		Token:    token,
+		PID:      os.Getpid(),
+		Version:  version,
+		Protocol: ipc.ProtocolVersion,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,59 @@
+package ipc
+
+import (
+	"encoding/base64"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+)
+
+func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
+	prov := scripted.New(scripted.Response{Text: "nice picture"})
+	ts := startServer(t, withProvider(prov))
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	_, err := c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	payload := []byte("\x89PNG\r\n\x1a\nfake image bytes")
+	url := "data:image/png;base64," + base64.StdEncoding.EncodeToString(payload)
+	err = c.Call(tctx(t), "turn.start", map[string]any{"sessionId": sid, "text": "look", "attachments": []map[string]string{{"name": "../shot.png", "mimeType": "image/png", "dataUrl": url}}}, nil)
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Contains(t, string(evs[0].Data), `"attachments":[{"name":"../shot.png","mimeType":"image/png","size":24,"path":"attachments/`)
+	for _, ev := range evs {
+		require.NotContains(t, string(ev.Data), "base64", ev.Type)
+	}
+	var got SessionGetResult
+	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
+	var ref string
+	for _, m := range got.Messages {
+		require.Empty(t, m.Attachments)
+		if len(m.AttachmentRefs) > 0 {
+			ref = m.AttachmentRefs[0].Path
+		}
+	}
+	require.True(t, strings.HasPrefix(ref, "attachments/"), ref)
+	require.NotContains(t, ref, "..")
+	b, err := os.ReadFile(filepath.Join(ts.st.SessionDir(sid), filepath.FromSlash(ref)))
+	require.NoError(t, err)
+	require.Equal(t, payload, b)
+
+	cases := []struct {
+		atts any
+		msg  string
+	}{
+		{[]map[string]string{{"name": "a", "dataUrl": "not a data url"}}, "attachments[0].dataUrl"},
+		{[]map[string]string{{"name": "a", "dataUrl": "data:image/png;base64,!!!"}}, "attachments[0].dataUrl: bad base64"},
+		{[]map[string]string{{}, {}, {}, {}, {}}, "at most 4"},
+	}
+	for _, tc := range cases {
+		ce := callErr(t, c, "turn.start", map[string]any{"sessionId": sid, "text": "x", "attachments": tc.atts})
+		require.Equal(t, CodeInvalidParams, ce.Code)
+		require.Contains(t, ce.Message, tc.msg)
+	}
+}

@@ -1,0 +1,52 @@
+package ipc
+
+import (
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/permission"
+)
+
+// engineSpec is what a session's engine is built from (the session's row,
+// project, history and settings).
+type engineSpec struct {
+	Workspace       string
+	Model           string
+	Provider        llm.Provider
+	Mode            permission.Mode
+	AllowedCommands []string
+	ShellPolicy     permission.ShellPolicy
+	AgentType       string
+	Messages        []llm.Message
+	ToolResultDir   string
+	SessionDir      string
+	ProjectID       string
+	ReasoningEffort string
+}
+
+// buildEngine builds a session's engine with the default wiring (every
+// builtin tool, permissions with the OS sandbox, the default prompt). A
+// call that needs the user is never decided by a default: the session's
+// bridge is set as approver right after.
+func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
+	opts := engine.DefaultOptions{
+		Workspace:       sp.Workspace,
+		Model:           sp.Model,
+		Provider:        sp.Provider,
+		Mode:            sp.Mode,
+		AllowedCommands: sp.AllowedCommands,
+		ShellPolicy:     sp.ShellPolicy,
+		AgentType:       sp.AgentType,
+		Messages:        sp.Messages,
+		ToolResultDir:   sp.ToolResultDir,
+		SessionDir:      sp.SessionDir,
+		ProjectID:       sp.ProjectID,
+		ReasoningEffort: sp.ReasoningEffort,
+		DefaultApproval: permission.DefaultDeny,
+		// Forwards explore's tool calls to the UI (parentReqId).
+		SubagentHookFactory: h.subagentHook,
+	}
+	if h.s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
+		opts.Terminals = h.s.opts.Terminals
+	}
+	return engine.NewDefault(opts)
+}

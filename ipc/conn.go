@@ -1,0 +1,283 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+)
+
+// conn is one client connection: a reader (serve), a writer goroutine fed by
+// the bounded out queue, and a goroutine per in-flight request.
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	log    *slog.Logger
+	ctx    context.Context // ends when the connection ends
+	cancel context.CancelFunc
+	out    chan []byte   // bounded; drained by writeLoop
+	slots  chan struct{} // bounds in-flight requests
+	wg     sync.WaitGroup
+
+	initialized           atomic.Bool
+	interruptOnDisconnect atomic.Bool
+	closeOnce             sync.Once
+	closeCh               chan closeReq // capacity 1; the writer closes the socket
+
+	mu       sync.Mutex               // guards subs, turnSess
+	subs     map[string]*subscription // by session id
+	turnSess map[string]struct{}      // sessions this connection started turns in
+}
+
+var connSeq atomic.Uint64
+
+func newConn(s *Server, ws *websocket.Conn) *conn {
+	ctx, cancel := context.WithCancel(s.ctx)
+	return &conn{
+		s:        s,
+		ws:       ws,
+		log:      s.log.With("conn", connSeq.Add(1)),
+		ctx:      ctx,
+		cancel:   cancel,
+		out:      make(chan []byte, s.opts.SendQueue),
+		closeCh:  make(chan closeReq, 1),
+		slots:    make(chan struct{}, maxInFlight),
+		subs:     map[string]*subscription{},
+		turnSess: map[string]struct{}{},
+	}
+}
+
+// serve reads frames until the connection ends, then cleans up: it cancels
+// the connection's requests and subscriptions and waits for them.
+func (c *conn) serve() {
+	c.log.Debug("connected")
+	c.wg.Go(c.writeLoop)
+	c.readLoop()
+	c.closeOnce.Do(func() {}) // no close request after the end
+	c.cancel()
+	c.dropAllSubs()
+	c.wg.Wait()
+	c.ws.CloseNow()
+	if c.interruptOnDisconnect.Load() {
+		c.interruptTurns()
+	}
+	c.log.Debug("disconnected")
+}
+
+func (c *conn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			switch {
+			case websocket.CloseStatus(err) != -1, errors.Is(err, context.Canceled):
+			default:
+				c.log.Debug("read", "err", err)
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			c.enqueue(encodeError(nil, &WireError{Code: CodeInvalidRequest, Message: "invalid request: binary frames are not accepted; send JSON text frames"}))
+			continue
+		}
+		items, batch := parseFrame(data)
+		select {
+		case c.slots <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		c.wg.Go(func() {
+			defer func() { <-c.slots }()
+			c.handleFrame(items, batch)
+		})
+	}
+}
+
+// handleFrame runs the requests of one frame (concurrently for a batch) and
+// sends the response(s).
+func (c *conn) handleFrame(items []parsed, batch bool) {
+	if !batch {
+		b, after := c.handleItem(items[0])
+		if b != nil {
+			c.enqueue(b)
+		}
+		if after != nil {
+			after()
+		}
+		return
+	}
+	outs := make([][]byte, len(items))
+	afters := make([]func(), len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() { outs[i], afters[i] = c.handleItem(it) })
+	}
+	wg.Wait()
+	var arr []json.RawMessage
+	for _, b := range outs {
+		if b != nil {
+			arr = append(arr, b)
+		}
+	}
+	if len(arr) > 0 {
+		b, err := json.Marshal(arr)
+		if err == nil {
+			c.enqueue(b)
+		}
+	}
+	for _, f := range afters {
+		if f != nil {
+			f()
+		}
+	}
+}
+
+// handleItem returns the encoded response (nil for a notification) and what
+// to run once it is queued.
+func (c *conn) handleItem(it parsed) ([]byte, func()) {
+	if it.err != nil {
+		return encodeError(it.id, it.err), nil
+	}
+	req := it.req
+	result, err := c.call(req)
+	var after func()
+	if f, ok := result.(followUp); ok {
+		result, after = f.result, f.after
+	}
+	if req.isNotification() {
+		return nil, after
+	}
+	if err != nil {
+		we := wireError(err)
+		if we.Code == CodeInternal {
+			c.log.Warn("request failed", "method", req.Method, "err", err)
+		}
+		return encodeError(req.ID, we), nil
+	}
+	b, err := encodeResult(req.ID, result)
+	if err != nil {
+		c.log.Error("encode result", "method", req.Method, "err", err)
+		return encodeError(req.ID, &WireError{Code: CodeInternal, Message: "internal error: encode result: " + err.Error()}), nil
+	}
+	return b, after
+}
+
+// call routes one request.
+func (c *conn) call(req *request) (any, error) {
+	h, ok := c.s.routes[req.Method]
+	if !ok {
+		return nil, &WireError{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
+	}
+	if req.Method != "initialize" && !c.initialized.Load() {
+		return nil, &WireError{Code: CodeNotInitialized, Message: "not initialized: call initialize first"}
+	}
+	return h(c.ctx, c, req.Params)
+}
+
+// followUp is a handler result with work to run after the response is queued
+// (session.subscribe starts its replay only after its result is sent).
+type followUp struct {
+	result any
+	after  func()
+}
+
+// enqueue queues a frame, waiting while the queue is full; it gives up when
+// the connection ends. The writer's timeout bounds the wait.
+func (c *conn) enqueue(b []byte) bool {
+	select {
+	case c.out <- b:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// notify queues a notification.
+func (c *conn) notify(method string, params any) bool {
+	b, err := encodeNotification(method, params)
+	if err != nil {
+		c.log.Error("encode notification", "method", method, "err", err)
+		return false
+	}
+	return c.enqueue(b)
+}
+
+func (c *conn) writeLoop() {
+	for {
+		select {
+		case b := <-c.out:
+			if !c.write(b) {
+				return
+			}
+		case req := <-c.closeCh:
+			// Flush what is queued (a shutdown's answer), then close.
+			for drained := false; !drained; {
+				select {
+				case b := <-c.out:
+					if !c.write(b) {
+						return
+					}
+				default:
+					drained = true
+				}
+			}
+			_ = c.ws.Close(req.code, req.reason) // best effort: the peer may be gone
+			c.cancel()
+			return
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// write sends one frame; a client that does not take it within the write
+// timeout fell behind and is disconnected.
+func (c *conn) write(b []byte) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.WriteTimeout)
+	err := c.ws.Write(ctx, websocket.MessageText, b)
+	cancel()
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			c.log.Info("client fell behind; closing")
+		}
+		c.cancel()
+		return false
+	}
+	return true
+}
+
+type closeReq struct {
+	code   websocket.StatusCode
+	reason string
+}
+
+// close asks the writer to flush the queue and close the socket with a code
+// and reason; the reader then sees the peer's answer and serve cleans up.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() { c.closeCh <- closeReq{code, reason} })
+}
+
+func (c *conn) noteTurn(sessionID string) {
+	c.mu.Lock()
+	c.turnSess[sessionID] = struct{}{}
+	c.mu.Unlock()
+}
+
+// interruptTurns interrupts the running turns of the sessions this
+// connection started turns in (initialize's interruptOnDisconnect).
+func (c *conn) interruptTurns() {
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.turnSess))
+	for id := range c.turnSess {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	for _, id := range ids {
+		if h := c.s.loadedHost(id); h != nil {
+			h.interruptAll()
+		}
+	}
+}

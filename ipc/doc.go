@@ -1,0 +1,38 @@
+// Package ipc is the sidecar's local WebSocket JSON-RPC 2.0 server: it checks
+// every upgrade (loopback Host, Origin allowlist, bearer or subprotocol token in
+// constant time), routes requests through one method table, hosts one engine
+// per session (loaded lazily from the store), records every engine event in the
+// store and streams it to subscribers, and bridges the engine's approvals and
+// questions to durable pending requests answered with request.respond.
+//
+// Layout: routes.go lists the method tables (one function per file that
+// serves methods: lifecycle.go, project.go, session_methods.go,
+// session_runtime.go, turn_methods.go, request_methods.go); a handler decodes
+// its params with decodeParams, which names the bad field, and returns errors
+// wrapping the sentinels of errors.go; wireError (errors.go, errmap.go) is the
+// one place that turns an error into a JSON-RPC code. sessionhost.go owns a
+// session's turn queue and runner, subscribe.go the delivery to subscribers,
+// bridge.go the durable approvals and questions, engineload.go and
+// build_engine.go the lazy engine construction, provider.go the choice of
+// model provider.
+//
+// Concurrency and delivery rules:
+//   - Each connection has one reader goroutine, one writer goroutine fed by a
+//     bounded queue, and one goroutine per in-flight request (requests of one
+//     connection are handled concurrently). A connection whose queue stays full
+//     is closed ("fell behind"); it never makes the server grow memory.
+//   - Each session has at most one turn running; turn.start while one runs is
+//     queued FIFO. One goroutine per session (its runner) pulls the engine's
+//     iterator and hands each event to the store's recorder; an event is sent
+//     to subscribers only after the store committed it, in seq order.
+//   - A subscription registers under the session lock at the last committed
+//     seq, replays stored events up to it, then drains live events buffered
+//     since: no gap, no duplicate. A subscriber whose bounded buffer fills is
+//     dropped with a session.dropped notification and may re-subscribe from its
+//     last seq; it never blocks the engine or other subscribers.
+//
+// Lock order: Server.mu before sessionHost.mu before subscription.mu;
+// sessionHost.loadMu before sessionHost.mu. No lock is held while sending
+// to a connection or calling the store or an engine, except the short
+// subscribe registration, which only touches in-memory state.
+package ipc

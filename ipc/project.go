@@ -1,0 +1,148 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/zqagent/sidecar/store"
+)
+
+func (s *Server) projectRoutes() map[string]handler {
+	return map[string]handler{
+		"project.open":  s.projectOpen,
+		"project.close": s.projectClose,
+		"project.list":  s.projectList,
+	}
+}
+
+// ProjectInfo is a project on the wire.
+type ProjectInfo struct {
+	ProjectID string `json:"projectId"`
+	Path      string `json:"path"`
+	// Git reports whether the folder is a git work tree (has .git).
+	Git bool `json:"git"`
+	// Open reports whether the project is open in this sidecar process.
+	Open bool `json:"open"`
+}
+
+type projectPathParams struct {
+	Path string `json:"path" rpc:"required"`
+}
+
+type projectIDParams struct {
+	ProjectID string `json:"projectId" rpc:"required"`
+}
+
+// projectRoot checks a project path: absolute after cleaning, an existing
+// directory, and neither a filesystem root nor the home directory. It
+// returns the path with symlinks resolved, so one folder has one id.
+func projectRoot(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", invalidField("path", err.Error())
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%w: project path %q does not exist", ErrNotFound, path)
+		}
+		return "", invalidField("path", err.Error())
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%w: project path %q: %v", ErrNotFound, path, err)
+	}
+	if !st.IsDir() {
+		return "", invalidField("path", fmt.Sprintf("%q is not a directory", path))
+	}
+	if filepath.Dir(real) == real {
+		return "", fmt.Errorf("%w: %q is a filesystem root; open a project folder instead", ErrForbidden, real)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if h, err := filepath.EvalSymlinks(home); err == nil && h == real {
+			return "", fmt.Errorf("%w: %q is the home directory; open a project folder instead", ErrForbidden, real)
+		}
+	}
+	return real, nil
+}
+
+func isGitRepo(path string) bool {
+	_, err := os.Stat(filepath.Join(path, ".git"))
+	return err == nil
+}
+
+func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p projectPathParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	root, err := projectRoot(p.Path)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := s.opts.Store.UpsertProject(ctx, root)
+	if err != nil {
+		return nil, fmt.Errorf("open project: %w", err)
+	}
+	s.mu.Lock()
+	s.openProjects[pr.ID] = struct{}{}
+	s.mu.Unlock()
+	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: true}, nil
+}
+
+func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p projectIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := s.opts.Store.Project(ctx, p.ProjectID); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	_, wasOpen := s.openProjects[p.ProjectID]
+	delete(s.openProjects, p.ProjectID)
+	s.mu.Unlock()
+	// Idle engines of the project are released; running turns finish. Its
+	// terminals are killed.
+	s.unloadIdle(p.ProjectID)
+	if s.opts.Terminals != nil {
+		s.opts.Terminals.CloseProject(p.ProjectID)
+	}
+	return struct {
+		Closed bool `json:"closed"`
+	}{wasOpen}, nil
+}
+
+func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct{}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	prs, err := s.opts.Store.Projects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ProjectInfo, len(prs))
+	s.mu.Lock()
+	for i, pr := range prs {
+		_, open := s.openProjects[pr.ID]
+		out[i] = ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Open: open}
+	}
+	s.mu.Unlock()
+	for i := range out {
+		out[i].Git = isGitRepo(out[i].Path)
+	}
+	return struct {
+		Projects []ProjectInfo `json:"projects"`
+	}{out}, nil
+}
+
+// projectOf returns a stored project or an error wrapping ErrNotFound.
+func (s *Server) projectOf(ctx context.Context, id string) (store.Project, error) {
+	return s.opts.Store.Project(ctx, id)
+}

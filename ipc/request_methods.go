@@ -1,0 +1,86 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zqagent/sidecar/store"
+)
+
+func (s *Server) requestRoutes() map[string]handler {
+	return map[string]handler{
+		"request.respond": s.requestRespond,
+	}
+}
+
+// RespondParams are the params of request.respond.
+type RespondParams struct {
+	SessionID string          `json:"sessionId" rpc:"required"`
+	RequestID string          `json:"requestId" rpc:"required"`
+	Response  json.RawMessage `json:"response" rpc:"required"`
+}
+
+// RespondResult is the result of request.respond.
+type RespondResult struct {
+	Answered bool `json:"answered"`
+	// Resumed is true when this was the last pending request of a turn that
+	// died with the previous sidecar process: the turn resumes now.
+	Resumed bool `json:"resumed"`
+}
+
+func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
+	var p RespondParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	st := s.opts.Store
+	req, err := st.Request(ctx, p.RequestID)
+	if err != nil {
+		return nil, err
+	}
+	if req.SessionID != p.SessionID {
+		return nil, fmt.Errorf("%w: request %q is not a request of session %q", ErrNotFound, p.RequestID, p.SessionID)
+	}
+	if err := validateResponse(req.Kind, p.Response); err != nil {
+		return nil, err
+	}
+	h, err := s.host(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.AnswerRequest(ctx, p.SessionID, p.RequestID, p.Response, ""); err != nil {
+		return nil, err
+	}
+	if h.deliver(p.RequestID, req.ToolCallID, p.Response) {
+		return RespondResult{Answered: true}, nil
+	}
+	// No turn of this process waits: the request was opened before a
+	// restart. The last answer resumes the turn.
+	resumed, err := s.resumeIfAnswered(ctx, h, req)
+	if err != nil {
+		s.log.Warn("resume after answer", "session", p.SessionID, "err", err)
+	}
+	if resumed {
+		c.noteTurn(p.SessionID)
+	}
+	return RespondResult{Answered: true, Resumed: resumed}, nil
+}
+
+// resumeIfAnswered resumes the turn of req when no request of the session
+// is pending any more and no turn runs.
+func (s *Server) resumeIfAnswered(ctx context.Context, h *sessionHost, req store.PendingRequest) (bool, error) {
+	h.resumeMu.Lock() // two last answers at once resume once
+	defer h.resumeMu.Unlock()
+	pend, err := s.opts.Store.PendingRequests(ctx, h.id)
+	if err != nil {
+		return false, err
+	}
+	if len(pend) > 0 || h.running() {
+		return false, nil
+	}
+	if _, err := h.enqueue(turnJob{kind: jobResume, id: req.TurnID}); err != nil {
+		return false, err
+	}
+	return true, nil
+}

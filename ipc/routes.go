@@ -1,0 +1,43 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// handler serves one method. ctx ends when the connection ends; params is
+// the raw params member (nil when absent). A handler decodes params with
+// decodeParams and returns errors wrapping the package's sentinels.
+type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
+
+// routeGroups lists the method tables; each file that serves methods
+// contributes one function here. Adding a group is one line.
+func (s *Server) routeGroups() []map[string]handler {
+	return []map[string]handler{
+		s.lifecycleRoutes(), // lifecycle.go
+		s.projectRoutes(),   // project.go
+		s.sessionRoutes(),   // session_methods.go
+		s.turnRoutes(),      // turn_methods.go
+		s.requestRoutes(),   // request_methods.go
+	}
+}
+
+// routeTable merges the groups; a method defined twice is an error.
+func (s *Server) routeTable() (map[string]handler, error) {
+	t := map[string]handler{}
+	for _, g := range s.routeGroups() {
+		for m, h := range g {
+			if _, dup := t[m]; dup {
+				return nil, fmt.Errorf("route table: method %q defined twice", m)
+			}
+			t[m] = h
+		}
+	}
+	return t, nil
+}
+
+// Methods lists the routed method names, sorted.
+func (s *Server) Methods() []string { return slices.Sorted(maps.Keys(s.routes)) }

@@ -1,0 +1,297 @@
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/terminal"
+)
+
+// MaxFrame is the largest frame a client may send: 4 attachments of 10 MB in
+// base64 plus text. A larger frame closes the connection with 1009.
+const MaxFrame = 56 << 20
+
+// ProtocolVersion is the wire protocol version of the ready line and of
+// initialize.
+const ProtocolVersion = 1
+
+// Defaults of the bounded queues.
+const (
+	DefaultSendQueue        = 1024
+	DefaultSubscriberBuffer = 16384
+	DefaultWriteTimeout     = 10 * time.Second
+	maxInFlight             = 64 // concurrent requests per connection
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store is the open database (required). The server does not close it.
+	Store *store.Store
+	// Token is the shared secret every upgrade must carry (required).
+	Token string
+	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost).
+	AllowOrigins []string
+	// Version is the sidecar's version, reported by initialize.
+	Version string
+	// DataDir is the sidecar's data directory.
+	DataDir string
+	// KeyringService is the OS keychain service name of the API keys.
+	KeyringService string
+	// Terminals is the PTY manager (terminal.* methods, the agent's
+	// terminal tools). Nil: no terminals. The owner closes it after Close.
+	Terminals *terminal.Manager
+	// Keyring holds the API keys (keys.* methods). Nil: keys.* report the
+	// keychain as unavailable.
+	Keyring *keychain.Keyring
+	// Provider, when set, answers every session's turns (embedding, tests);
+	// otherwise the provider is chosen as described in provider.go.
+	Provider llm.Provider
+	// APIKey returns the configured API key ("" when none) at each model
+	// request. Nil: the OPENAI_API_KEY environment variable.
+	APIKey func(ctx context.Context) (string, error)
+	// Logger receives the server's logs (never the token). Nil: slog.Default.
+	Logger *slog.Logger
+	// OnShutdown runs once, after the response to a shutdown request was
+	// queued; it must only signal the owner (which then calls Close).
+	OnShutdown func()
+	// SendQueue bounds each connection's outgoing queue (frames).
+	SendQueue int
+	// SubscriberBuffer bounds each subscription's buffer of live events; a
+	// subscriber whose buffer fills is dropped.
+	SubscriberBuffer int
+	// WriteTimeout bounds one frame's write; a client that does not read for
+	// this long is disconnected.
+	WriteTimeout time.Duration
+}
+
+// Server is the WebSocket JSON-RPC server. Create it with New, serve with
+// Serve, stop with Close.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	token  string
+	port   atomic.Int32
+	routes map[string]handler // immutable after New
+
+	ctx    context.Context // the server's lifetime; turns run under it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // connections, session runners
+
+	shutdownOnce sync.Once
+	providers    *providerSource
+
+	mu           sync.Mutex // guards conns, sessions, openProjects, closed, httpSrv
+	conns        map[*conn]struct{}
+	openProjects map[string]struct{}
+	sessions     map[string]*sessionHost
+	closed       bool
+	httpSrv      *http.Server
+}
+
+// New returns a server; nothing is listening yet.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, fmt.Errorf("new server: %w: store is required", ErrConfig)
+	}
+	if opts.Token == "" {
+		return nil, fmt.Errorf("new server: %w: token is required", ErrConfig)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SendQueue <= 0 {
+		opts.SendQueue = DefaultSendQueue
+	}
+	if opts.SubscriberBuffer <= 0 {
+		opts.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.KeyringService == "" {
+		opts.KeyringService = "zqagent"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		opts:         opts,
+		log:          opts.Logger,
+		token:        opts.Token,
+		ctx:          ctx,
+		cancel:       cancel,
+		conns:        map[*conn]struct{}{},
+		sessions:     map[string]*sessionHost{},
+		openProjects: map[string]struct{}{},
+	}
+	s.providers = newProviderSource(opts)
+	routes, err := s.routeTable()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.routes = routes
+	return s, nil
+}
+
+// Serve accepts connections on ln (which must be a loopback TCP listener)
+// until Close. It returns nil after Close.
+func (s *Server) Serve(ln net.Listener) error {
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok || !addr.IP.IsLoopback() {
+		return fmt.Errorf("serve: %w: listener %s is not a loopback TCP address", ErrForbidden, ln.Addr())
+	}
+	s.port.Store(int32(addr.Port))
+	mux := http.NewServeMux()
+	mux.Handle("/rpc", s)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
+	s.httpSrv = hs
+	s.mu.Unlock()
+	err := hs.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// ServeHTTP checks and upgrades a request to /rpc, then serves the
+// connection until it ends.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if status, reason := s.checkUpgrade(r); status != 0 {
+		s.log.Info("upgrade refused", "status", status, "reason", reason, "remote", r.RemoteAddr)
+		if status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="zqagent"`)
+		}
+		http.Error(w, http.StatusText(status)+": "+reason, status)
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		http.Error(w, "sidecar shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{Subprotocol},
+		// Host, Origin and token were checked above, with our own rules.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		s.log.Info("upgrade failed", "err", err)
+		return
+	}
+	ws.SetReadLimit(MaxFrame)
+	c := newConn(s, ws)
+	if !s.addConn(c) {
+		ws.Close(websocket.StatusGoingAway, "sidecar shutting down")
+		return
+	}
+	defer s.removeConn(c)
+	c.serve()
+}
+
+func (s *Server) addConn(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) removeConn(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Port is the port Serve listens on (0 before Serve).
+func (s *Server) Port() int { return int(s.port.Load()) }
+
+// requestShutdown runs Options.OnShutdown once.
+func (s *Server) requestShutdown() {
+	s.shutdownOnce.Do(func() {
+		if s.opts.OnShutdown != nil {
+			s.opts.OnShutdown()
+		}
+	})
+}
+
+// Close stops the server: no new connection is accepted, running turns are
+// interrupted and persisted, connections are closed, engines are closed
+// (which kills their shell tasks). It waits for every goroutine the server
+// started, or until ctx ends.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	hs := s.httpSrv
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	hosts := make([]*sessionHost, 0, len(s.sessions))
+	for _, h := range s.sessions {
+		hosts = append(hosts, h)
+	}
+	s.mu.Unlock()
+
+	var errs []error
+	if hs != nil {
+		if err := hs.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close http: %w", err))
+		}
+	}
+	for _, h := range hosts {
+		h.interruptAll()
+	}
+	for _, c := range conns {
+		c.close(websocket.StatusGoingAway, "sidecar shutting down")
+	}
+	// Runners end once their interrupted turns are recorded.
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("close: waiting for turns: %w", ctx.Err()))
+	}
+	for _, h := range hosts {
+		if err := h.close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.cancel()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,320 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/store"
+)
+
+func (s *Server) sessionRoutes() map[string]handler {
+	return map[string]handler{
+		"session.create":         s.sessionCreate,
+		"session.list":           s.sessionList,
+		"session.get":            s.sessionGet,
+		"session.delete":         s.sessionDelete,
+		"session.rename":         s.sessionRename,
+		"session.subscribe":      s.sessionSubscribe,
+		"session.unsubscribe":    s.sessionUnsubscribe,
+		"session.setMode":        s.sessionSetMode,
+		"session.setModel":       s.sessionSetModel,
+		"session.setAgent":       s.sessionSetAgent,
+		"session.setPermissions": s.sessionSetPermissions,
+	}
+}
+
+// SessionInfo is a session on the wire.
+type SessionInfo struct {
+	SessionID   string          `json:"sessionId"`
+	ProjectID   string          `json:"projectId"`
+	Title       string          `json:"title"`
+	TitleSource string          `json:"titleSource"`
+	Model       string          `json:"model"`
+	Mode        string          `json:"mode"`
+	Agent       string          `json:"agent"`
+	Status      string          `json:"status"` // idle | running | interrupted (as stored)
+	Running     bool            `json:"running"`
+	TaskCount   int             `json:"taskCount"`
+	LastSeq     int64           `json:"lastSeq"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+	Settings    SessionSettings `json:"settings"`
+}
+
+// PendingRequestInfo is a pending request on the wire.
+type PendingRequestInfo struct {
+	RequestID  string          `json:"requestId"`
+	Kind       string          `json:"kind"` // approval | question | plan | directory
+	TurnID     string          `json:"turnId"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	Seq        int64           `json:"seq"`
+	Data       json.RawMessage `json:"data"`
+	CreatedAt  time.Time       `json:"createdAt"`
+}
+
+func (s *Server) sessionInfo(ss store.Session) SessionInfo {
+	running := false
+	if h := s.loadedHost(ss.ID); h != nil {
+		running = h.running()
+	}
+	return SessionInfo{
+		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
+		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: ss.Status, Running: running,
+		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
+		Settings: sessionSettings(ss),
+	}
+}
+
+func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {
+	out := make([]PendingRequestInfo, len(ps))
+	for i, p := range ps {
+		out[i] = PendingRequestInfo{RequestID: p.RequestID, Kind: p.Kind, TurnID: p.TurnID, ToolCallID: p.ToolCallID, Seq: p.Seq, Data: p.Data, CreatedAt: p.CreatedAt}
+	}
+	return out
+}
+
+type sessionIDParams struct {
+	SessionID string `json:"sessionId" rpc:"required"`
+}
+
+// SessionCreateParams are the params of session.create.
+type SessionCreateParams struct {
+	ProjectID         string   `json:"projectId" rpc:"required"`
+	Mode              string   `json:"mode,omitempty"`
+	Model             string   `json:"model,omitempty"`
+	Agent             string   `json:"agent,omitempty"`
+	Title             string   `json:"title,omitempty"`
+	AllowedCommands   []string `json:"allowedCommands,omitempty"`
+	ShellPolicy       string   `json:"shellPolicy,omitempty"`
+	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
+	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+}
+
+func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p SessionCreateParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	mode, err := permission.ParseMode(p.Mode)
+	if err != nil {
+		return nil, invalidField("mode", err.Error())
+	}
+	policy, err := permission.ParseShellPolicy(p.ShellPolicy)
+	if err != nil {
+		return nil, invalidField("shellPolicy", err.Error())
+	}
+	if p.ApprovalTimeoutMS < 0 {
+		return nil, invalidField("approvalTimeoutMs", "must not be negative")
+	}
+	if err := validEffort(p.ReasoningEffort); err != nil {
+		return nil, err
+	}
+	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+		return nil, err
+	}
+	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort}
+	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Settings: withSettings(nil, set)}
+	if p.Title != "" {
+		ss.TitleSource = "user"
+	}
+	ss, err = s.opts.Store.CreateSession(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		SessionID string      `json:"sessionId"`
+		Session   SessionInfo `json:"session"`
+	}{ss.ID, s.sessionInfo(ss)}, nil
+}
+
+func validEffort(e string) error {
+	switch e {
+	case "", "low", "medium", "high":
+		return nil
+	}
+	return invalidField("reasoningEffort", "must be low, medium or high")
+}
+
+func (s *Server) sessionList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p projectIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+		return nil, err
+	}
+	list, err := s.opts.Store.Sessions(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, len(list))
+	for i, ss := range list {
+		out[i] = s.sessionInfo(ss)
+	}
+	return struct {
+		Sessions []SessionInfo `json:"sessions"`
+	}{out}, nil
+}
+
+// SessionGetResult is the result of session.get.
+type SessionGetResult struct {
+	Session         SessionInfo          `json:"session"`
+	Messages        []llm.Message        `json:"messages"`
+	PendingRequests []PendingRequestInfo `json:"pendingRequests"`
+	QueuedTurns     int                  `json:"queuedTurns"`
+}
+
+func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p sessionIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	st := s.opts.Store
+	ss, err := st.Session(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []llm.Message
+	queued := 0
+	if h := s.loadedHost(p.SessionID); h != nil {
+		h.mu.Lock()
+		eng := h.eng
+		queued = len(h.queue)
+		h.mu.Unlock()
+		if eng != nil {
+			msgs = eng.Messages()
+		}
+	}
+	if msgs == nil {
+		if msgs, err = st.Messages(ctx, p.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	pend, err := st.PendingRequests(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return SessionGetResult{Session: s.sessionInfo(ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
+}
+
+// wireMessages is the history a UI renders: no system prompt, and no inline
+// attachment bytes (refs only).
+func wireMessages(msgs []llm.Message) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == llm.RoleSystem {
+			continue
+		}
+		m.Attachments = nil
+		out = append(out, m)
+	}
+	return out
+}
+
+func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p sessionIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if h := s.loadedHost(p.SessionID); h != nil {
+		h.interrupt()
+		if err := h.waitIdle(ctx); err != nil {
+			return nil, fmt.Errorf("delete session: waiting for its turn to end: %w", err)
+		}
+		s.mu.Lock()
+		delete(s.sessions, p.SessionID)
+		s.mu.Unlock()
+		if err := h.close(); err != nil {
+			s.log.Warn("close session", "session", p.SessionID, "err", err)
+		}
+	}
+	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	return struct {
+		Deleted bool `json:"deleted"`
+	}{true}, nil
+}
+
+func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId" rpc:"required"`
+		Title     string `json:"title" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+		ss.Title, ss.TitleSource = p.Title, "user"
+	})
+	if err != nil {
+		return nil, err
+	}
+	if h, err := s.host(ctx, p.SessionID); err == nil {
+		h.recordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
+	}
+	return s.sessionInfo(ss), nil
+}
+
+// recordSessionEvent records an event that belongs to no turn.
+func (h *sessionHost) recordSessionEvent(ev engine.Event) {
+	in, err := eventInput(h.rec, ev, nil)
+	if err != nil {
+		return
+	}
+	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+}
+
+// SessionSubscribeParams are the params of session.subscribe.
+type SessionSubscribeParams struct {
+	SessionID string `json:"sessionId" rpc:"required"`
+	// AfterSeq: stored events with seq > afterSeq are replayed first; 0 = all.
+	AfterSeq int64 `json:"afterSeq"`
+}
+
+// SessionSubscribeResult is the result of session.subscribe.
+type SessionSubscribeResult struct {
+	LastSeq         int64                `json:"lastSeq"`
+	Running         bool                 `json:"running"`
+	PendingRequests []PendingRequestInfo `json:"pendingRequests"`
+}
+
+func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
+	var p SessionSubscribeParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.AfterSeq < 0 {
+		return nil, invalidField("afterSeq", "must not be negative")
+	}
+	h, err := s.host(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	pend, err := s.opts.Store.PendingRequests(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	sub := newSubscription(h, c)
+	upTo, running := h.subscribe(sub)
+	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
+	return followUp{result: res, after: func() {
+		c.setSub(ctx, sub)
+		c.wg.Go(func() { sub.pump(p.AfterSeq, upTo) })
+	}}, nil
+}
+
+func (s *Server) sessionUnsubscribe(_ context.Context, c *conn, raw json.RawMessage) (any, error) {
+	var p sessionIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	return struct {
+		Unsubscribed bool `json:"unsubscribed"`
+	}{c.unsetSub(p.SessionID)}, nil
+}

@@ -1,0 +1,148 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/store"
+)
+
+// Runtime changes (seed §6.3): each is stored first, then applied to a loaded
+// engine (the next tool call or model request sees it). An unloaded session
+// picks them up when its engine is built.
+
+func (s *Server) sessionSetMode(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId" rpc:"required"`
+		Mode      string `json:"mode" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	mode, err := permission.ParseMode(p.Mode)
+	if err != nil {
+		return nil, invalidField("mode", err.Error())
+	}
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Mode = string(mode) })
+	if err != nil {
+		return nil, err
+	}
+	if eng := s.loadedEngine(p.SessionID); eng != nil {
+		eng.SetMode(mode)
+	}
+	return s.sessionInfo(ss), nil
+}
+
+func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId" rpc:"required"`
+		Model     string `json:"model" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Model = p.Model })
+	if err != nil {
+		return nil, err
+	}
+	if eng := s.loadedEngine(p.SessionID); eng != nil {
+		eng.SetModel(p.Model)
+	}
+	return s.sessionInfo(ss), nil
+}
+
+func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId" rpc:"required"`
+		Agent     string `json:"agent"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Agent = p.Agent })
+	if err != nil {
+		return nil, err
+	}
+	// The agent decides the prompt and the tools: the engine is rebuilt
+	// (history kept in the store) before the session's next turn.
+	if h := s.loadedHost(p.SessionID); h != nil {
+		h.mu.Lock()
+		if h.eng != nil {
+			h.reload = true
+		}
+		h.mu.Unlock()
+	}
+	return s.sessionInfo(ss), nil
+}
+
+// SetPermissionsParams are the params of session.setPermissions; absent
+// members are left unchanged.
+type SetPermissionsParams struct {
+	SessionID         string    `json:"sessionId" rpc:"required"`
+	AllowedCommands   *[]string `json:"allowedCommands,omitempty"`
+	ShellPolicy       *string   `json:"shellPolicy,omitempty"`
+	ApprovalTimeoutMS *int64    `json:"approvalTimeoutMs,omitempty"`
+}
+
+func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p SetPermissionsParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	var policy permission.ShellPolicy
+	if p.ShellPolicy != nil {
+		var err error
+		if policy, err = permission.ParseShellPolicy(*p.ShellPolicy); err != nil {
+			return nil, invalidField("shellPolicy", err.Error())
+		}
+	}
+	if p.ApprovalTimeoutMS != nil && *p.ApprovalTimeoutMS < 0 {
+		return nil, invalidField("approvalTimeoutMs", "must not be negative")
+	}
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+		set := sessionSettings(*ss)
+		if p.AllowedCommands != nil {
+			set.AllowedCommands = *p.AllowedCommands
+		}
+		if p.ShellPolicy != nil {
+			set.ShellPolicy = string(policy)
+		}
+		if p.ApprovalTimeoutMS != nil {
+			set.ApprovalTimeoutMS = *p.ApprovalTimeoutMS
+		}
+		ss.Settings = withSettings(ss.Settings, set)
+	})
+	if err != nil {
+		return nil, err
+	}
+	set := sessionSettings(ss)
+	if h := s.loadedHost(p.SessionID); h != nil {
+		h.mu.Lock()
+		h.timeout = msDuration(set.ApprovalTimeoutMS)
+		eng := h.eng
+		h.mu.Unlock()
+		if eng != nil {
+			perms := eng.Permissions()
+			if p.AllowedCommands != nil {
+				perms.SetAllowedCommands(*p.AllowedCommands)
+			}
+			if p.ShellPolicy != nil {
+				perms.SetShellPolicy(policy)
+			}
+		}
+	}
+	return s.sessionInfo(ss), nil
+}
+
+// loadedEngine returns the session's engine if it is loaded.
+func (s *Server) loadedEngine(id string) *engine.Engine {
+	h := s.loadedHost(id)
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.eng
+}

@@ -1,0 +1,57 @@
+package ipc
+
+import (
+	"time"
+
+	"encoding/json"
+
+	"github.com/zqagent/sidecar/store"
+)
+
+// SessionSettings are the per-session options kept in the session's
+// settings object in the store.
+type SessionSettings struct {
+	AllowedCommands   []string `json:"allowedCommands,omitempty"`
+	ShellPolicy       string   `json:"shellPolicy,omitempty"`
+	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
+	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+}
+
+// sessionSettings decodes a session's settings; unknown or malformed members
+// are ignored (other writers may add their own).
+func sessionSettings(ss store.Session) SessionSettings {
+	var set SessionSettings
+	_ = json.Unmarshal(ss.Settings, &set) // best effort: a bad object means defaults
+	return set
+}
+
+// withSettings returns the session's settings object with ours merged in,
+// keeping members written by others.
+func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
+	obj := map[string]json.RawMessage{}
+	_ = json.Unmarshal(raw, &obj) // a bad object is replaced
+	if obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	put := func(k string, v any, empty bool) {
+		if empty {
+			delete(obj, k)
+			return
+		}
+		b, err := json.Marshal(v)
+		if err == nil {
+			obj[k] = b
+		}
+	}
+	put("allowedCommands", set.AllowedCommands, set.AllowedCommands == nil)
+	put("shellPolicy", set.ShellPolicy, set.ShellPolicy == "")
+	put("approvalTimeoutMs", set.ApprovalTimeoutMS, set.ApprovalTimeoutMS == 0)
+	put("reasoningEffort", set.ReasoningEffort, set.ReasoningEffort == "")
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

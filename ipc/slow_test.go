@@ -1,0 +1,134 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+)
+
+// A subscriber that does not drain is dropped once its buffer fills; the
+// engine and the other subscribers do not wait for it; it learns the last
+// seq it got and can continue from there.
+func TestSlowSubscriberIsDropped(t *testing.T) {
+	ts := startServer(t,
+		withProvider(scripted.New(scripted.Response{Text: strings.Repeat("y", 200), ChunkSize: 1})),
+		func(o *Options) { o.SubscriberBuffer = 4 },
+	)
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+
+	h, err := ts.srv.host(tctx(t), sid)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// A connection whose writer never runs: its queue has no room at all.
+	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, out: make(chan []byte), subs: map[string]*subscription{}}
+	sub := newSubscription(h, stuck)
+	upTo, _ := h.subscribe(sub)
+	go sub.pump(0, upTo)
+
+	_, err = c.StartTurn(tctx(t), sid, "go")
+	require.NoError(t, err)
+	require.NoError(t, h.waitIdle(tctx(t))) // the engine never waited for the stuck subscriber
+	require.NoError(t, ts.st.Flush(tctx(t)))
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Equal(t, strings.Repeat("y", 200), textOf(evs))
+
+	<-sub.dropped
+	h.mu.Lock()
+	_, still := h.subs[sub]
+	h.mu.Unlock()
+	require.False(t, still, "dropped subscriber is unregistered")
+
+	// Drain what the stuck connection was given: events in order, then the
+	// dropped notification naming the last seq delivered.
+	var last int64
+	for {
+		frame := <-stuck.out
+		var n struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(frame, &n))
+		if n.Method == "session.dropped" {
+			var d SessionDropped
+			require.NoError(t, json.Unmarshal(n.Params, &d))
+			require.Equal(t, last, d.LastSeq)
+			require.Equal(t, "fell behind", d.Reason)
+			break
+		}
+		var ev struct {
+			Seq int64 `json:"seq"`
+		}
+		require.NoError(t, json.Unmarshal(n.Params, &ev))
+		require.Equal(t, last+1, ev.Seq)
+		last = ev.Seq
+	}
+	<-sub.done
+	require.Less(t, last, evs[len(evs)-1].Seq)
+
+	// Continuing from the last seq gives the rest with no gap.
+	c2 := ts.dial(t)
+	_, err = c2.Subscribe(tctx(t), sid, last)
+	require.NoError(t, err)
+	rest := collectTurn(t, c2, sid)
+	requireGapless(t, rest, last+1)
+}
+
+func TestInterruptAndInterruptOnDisconnect(t *testing.T) {
+	ts := startServer(t, withProvider(scripted.New(
+		scripted.Response{Text: "thinking", Stall: true},
+		scripted.Response{Text: "thinking again", Stall: true},
+	)))
+	watcher := ts.dial(t)
+	sid := ts.session(t, watcher, nil)
+	_, err := watcher.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+
+	// turn.interrupt
+	_, err = watcher.StartTurn(tctx(t), sid, "one")
+	require.NoError(t, err)
+	nextOfType(t, watcher, sid, "assistant_delta")
+	var ir struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	require.NoError(t, watcher.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": sid}, &ir))
+	require.True(t, ir.Interrupted)
+	end := nextOfType(t, watcher, sid, "turn_end")
+	require.Contains(t, string(end.Data), `"status":"interrupted"`)
+
+	// A connection that asked for interruptOnDisconnect stops its turns when
+	// it goes away.
+	starter, err := dialRaw(ts)
+	require.NoError(t, err)
+	_, err = starter.Initialize(tctx(t), "t", "1", true)
+	require.NoError(t, err)
+	_, err = starter.StartTurn(tctx(t), sid, "two")
+	require.NoError(t, err)
+	nextOfType(t, watcher, sid, "assistant_delta")
+	require.NoError(t, starter.Close())
+	end = nextOfType(t, watcher, sid, "turn_end")
+	require.Contains(t, string(end.Data), `"status":"interrupted"`)
+}
+
+func TestTurnKeepsRunningAfterDisconnect(t *testing.T) {
+	ts := startServer(t, withProvider(scripted.New(scripted.Response{Text: "finished alone", Delay: 20e6})))
+	starter := ts.dial(t)
+	sid := ts.session(t, starter, nil)
+	_, err := starter.StartTurn(tctx(t), sid, "go")
+	require.NoError(t, err)
+	require.NoError(t, starter.Close())
+	c := ts.dial(t)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Equal(t, "finished alone", textOf(evs))
+	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"completed"`)
+}

@@ -1,0 +1,248 @@
+package ipc
+
+import (
+	"context"
+	"sync"
+
+	"github.com/zqagent/sidecar/store"
+)
+
+// replayPage is how many stored events a replay reads per query.
+const replayPage = 512
+
+// liveEvent is a committed event encoded once for all subscribers.
+type liveEvent struct {
+	seq   int64
+	frame []byte
+}
+
+// subscription streams one session to one connection. The session's
+// broadcast pushes into the live buffer without blocking; pump (owned by the
+// connection's WaitGroup) replays stored events, then drains the buffer. The
+// buffer is a slice that grows only while the subscriber lags (up to
+// Options.SubscriberBuffer events), so an idle subscription costs nothing.
+type subscription struct {
+	h      *sessionHost
+	c      *conn
+	max    int             // bound of live
+	wake   chan struct{}   // capacity 1: live has events
+	ctx    context.Context // ends on unsubscribe, re-subscribe or disconnect
+	cancel context.CancelFunc
+
+	mu    sync.Mutex  // guards live, spare
+	live  []liveEvent // committed events not yet taken by pump
+	spare []liveEvent
+
+	done     chan struct{} // closed when pump returns
+	dropOnce sync.Once
+	dropped  chan struct{} // closed when the session dropped this subscriber
+	reason   string        // why it was dropped; written before dropped is closed
+}
+
+func newSubscription(h *sessionHost, c *conn) *subscription {
+	ctx, cancel := context.WithCancel(c.ctx)
+	return &subscription{
+		h:       h,
+		c:       c,
+		max:     c.s.opts.SubscriberBuffer,
+		wake:    make(chan struct{}, 1),
+		ctx:     ctx,
+		cancel:  cancel,
+		dropped: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+}
+
+// push offers a live event; false means the buffer is full.
+func (sub *subscription) push(ev liveEvent) bool {
+	sub.mu.Lock()
+	if len(sub.live) >= sub.max {
+		sub.mu.Unlock()
+		return false
+	}
+	sub.live = append(sub.live, ev)
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns the buffered live events; the caller owns them until its
+// next take (the slice is then reused as the buffer).
+func (sub *subscription) take() []liveEvent {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	got := sub.live
+	next := sub.spare // what the previous take returned, now consumed
+	clear(next)       // keep no frame alive
+	if cap(next) > 1024 {
+		next = nil // give a burst's memory back
+	}
+	sub.live, sub.spare = next[:0], got
+	return got
+}
+
+// drop marks the subscriber dropped (called under the session lock).
+func (sub *subscription) drop(reason string) {
+	sub.dropOnce.Do(func() {
+		sub.reason = reason
+		close(sub.dropped)
+	})
+}
+
+// SessionDropped is the params of a session.dropped notification.
+type SessionDropped struct {
+	SessionID string `json:"sessionId"`
+	// LastSeq is the last seq delivered; subscribe again with afterSeq =
+	// lastSeq to continue without a gap.
+	LastSeq int64  `json:"lastSeq"`
+	Reason  string `json:"reason"`
+}
+
+// pump sends stored events with afterSeq < seq <= upTo, then live events
+// with seq > upTo, in order, each once.
+func (sub *subscription) pump(afterSeq, upTo int64) {
+	defer close(sub.done)
+	defer sub.h.removeSub(sub)
+	defer sub.cancel()
+	last := afterSeq
+	st := sub.c.s.opts.Store
+	for last < upTo {
+		evs, err := st.EventsAfter(sub.ctx, sub.h.id, last, replayPage)
+		if err != nil {
+			if sub.ctx.Err() == nil {
+				sub.c.log.Warn("replay", "session", sub.h.id, "err", err)
+				sub.notifyDropped(last, "replay failed: "+err.Error())
+			}
+			return
+		}
+		progressed := false
+		for _, ev := range evs {
+			if ev.Seq > upTo {
+				break
+			}
+			if !sub.send(ev) {
+				return
+			}
+			last, progressed = ev.Seq, true
+		}
+		if !progressed {
+			break // nothing more up to upTo (never loop on a short store)
+		}
+	}
+	for {
+		select {
+		case <-sub.wake:
+			for _, le := range sub.take() {
+				if le.seq <= last {
+					continue
+				}
+				if !sub.c.enqueue(le.frame) {
+					return
+				}
+				last = le.seq
+			}
+		case <-sub.dropped:
+			sub.notifyDropped(last, sub.reason)
+			return
+		case <-sub.ctx.Done():
+			return
+		}
+	}
+}
+
+func (sub *subscription) send(ev store.Event) bool {
+	return sub.c.enqueue(eventFrame(ev))
+}
+
+func (sub *subscription) notifyDropped(last int64, reason string) {
+	sub.c.log.Info("subscriber dropped", "session", sub.h.id, "lastSeq", last, "reason", reason)
+	sub.c.notify("session.dropped", SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
+}
+
+// subscribe registers sub on the session at the last committed seq and
+// returns that seq and whether a turn runs. Registering and reading the seq
+// happen under the session lock, so every event after it reaches the live
+// buffer.
+func (h *sessionHost) subscribe(sub *subscription) (upTo int64, running bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subs[sub] = struct{}{}
+	return h.committed, h.state != hostIdle
+}
+
+func (h *sessionHost) removeSub(sub *subscription) {
+	h.mu.Lock()
+	delete(h.subs, sub)
+	h.mu.Unlock()
+}
+
+// broadcast is called by the store after an event of this session was
+// committed, in seq order. It never blocks: a subscriber whose buffer is
+// full is dropped.
+func (h *sessionHost) broadcast(ev store.Event) {
+	frame := eventFrame(ev)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ev.Seq > h.committed {
+		h.committed = ev.Seq
+	}
+	le := liveEvent{seq: ev.Seq, frame: frame}
+	for sub := range h.subs {
+		if !sub.push(le) {
+			delete(h.subs, sub)
+			sub.drop("fell behind")
+		}
+	}
+}
+
+// dropSubs ends every subscription of the session (deleted or closed).
+func (h *sessionHost) dropSubs(reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sub := range h.subs {
+		delete(h.subs, sub)
+		sub.drop(reason)
+	}
+}
+
+// dropAllSubs ends the connection's subscriptions (it is closing).
+func (c *conn) dropAllSubs() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, sub := range c.subs {
+		sub.cancel()
+		delete(c.subs, id)
+	}
+}
+
+// setSub installs sub as the connection's subscription of its session,
+// ending a previous one and waiting (bounded by ctx) until its pump stopped,
+// so that the two never interleave.
+func (c *conn) setSub(ctx context.Context, sub *subscription) {
+	c.mu.Lock()
+	old := c.subs[sub.h.id]
+	c.subs[sub.h.id] = sub
+	c.mu.Unlock()
+	if old != nil {
+		old.cancel()
+		select {
+		case <-old.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func (c *conn) unsetSub(sessionID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sub := c.subs[sessionID]
+	if sub == nil {
+		return false
+	}
+	sub.cancel()
+	delete(c.subs, sessionID)
+	return true
+}

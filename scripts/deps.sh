@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what the tests need: Debian packages (git, bubblewrap, ripgrep,
+# the Secret Service keychain and D-Bus) and the npm MCP reference server.
+# Says exactly why when it cannot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(git bubblewrap ripgrep gnome-keyring dbus dbus-x11 libsecret-tools procps)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" != 0 ] && ! command -v sudo >/dev/null; then
+    echo "deps: need root (or sudo) to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  echo "deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq || { echo "deps: apt-get update failed (no access to Debian's package mirror?)" >&2; exit 1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || { echo "deps: apt-get install ${missing[*]} failed" >&2; exit 1; }
+fi
+
+# The MCP reference server, for the mcp package's end-to-end test.
+if [ -f mcp/testdata/npm/package.json ]; then
+  if ! command -v npm >/dev/null; then
+    echo "deps: npm not found: install Node.js 20+ (apt-get install nodejs npm) for the MCP server-everything test" >&2
+    exit 1
+  fi
+  if [ ! -d mcp/testdata/npm/node_modules/@modelcontextprotocol/server-everything ]; then
+    echo "deps: npm install @modelcontextprotocol/server-everything"
+    (cd mcp/testdata/npm && npm install --no-audit --no-fund --silent) \
+      || { echo "deps: npm install failed (no access to the npm registry?)" >&2; exit 1; }
+  fi
+fi
+echo "deps: ok"

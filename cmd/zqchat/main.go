@@ -217,6 +217,8 @@ func (ch *chat) followTurn(ctx context.Context) error {
 		_ = json.Unmarshal(ev.Data, &d)
 		str := func(k string) string { s, _ := d[k].(string); return s }
 		switch ev.Type {
+		case "assistant_message":
+			inText = false
 		case "assistant_delta":
 			if !inText {
 				fmt.Print("\n\033[1magent>\033[0m ")
@@ -224,6 +226,10 @@ func (ch *chat) followTurn(ctx context.Context) error {
 			}
 			fmt.Print(str("text"))
 		case "reasoning_delta":
+			if !inText {
+				fmt.Print("\n\033[2m(thinking)\033[0m ")
+				inText = true
+			}
 			fmt.Print("\033[2m" + str("text") + "\033[0m")
 		case "tool_started":
 			inText = false

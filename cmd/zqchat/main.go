@@ -200,7 +200,7 @@ func (ch *chat) ask(ctx context.Context, prompt string) string {
 
 // followTurn prints events until the turn ends, answering what it asks.
 func (ch *chat) followTurn(ctx context.Context) error {
-	inText := false
+	inText, inThought := false, false
 	for {
 		ev, err := ch.c.NextEvent(ctx, ch.sessionID)
 		if err != nil {
@@ -218,7 +218,7 @@ func (ch *chat) followTurn(ctx context.Context) error {
 		str := func(k string) string { s, _ := d[k].(string); return s }
 		switch ev.Type {
 		case "assistant_message":
-			inText = false
+			inText, inThought = false, false
 		case "assistant_delta":
 			if !inText {
 				fmt.Print("\n\033[1magent>\033[0m ")
@@ -226,9 +226,9 @@ func (ch *chat) followTurn(ctx context.Context) error {
 			}
 			fmt.Print(str("text"))
 		case "reasoning_delta":
-			if !inText {
+			if !inThought {
 				fmt.Print("\n\033[2m(thinking)\033[0m ")
-				inText = true
+				inThought = true
 			}
 			fmt.Print("\033[2m" + str("text") + "\033[0m")
 		case "tool_started":

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(git bubblewrap ripgrep gnome-keyring dbus dbus-x11 libsecret-tools procps)
+pkgs=(git bubblewrap ripgrep gnome-keyring dbus dbus-x11 libsecret-tools procps tesseract-ocr poppler-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,19 @@
+// Package mcp connects a project to external Model Context Protocol tool
+// servers (seed chapter 15) with github.com/mark3labs/mcp-go as the client.
+//
+// It owns the project's MCP configuration (<workspace>/.agent/mcp.json: every
+// form the seed accepts, ${VAR} expansion, atomic saves that keep unknown
+// fields), the connections (stdio children in their own process group with a
+// sanitized environment, streamable HTTP, SSE, and in-process builtin presets
+// such as OCR), the registration of the servers' tools into tools.Registry as
+// mcp__<server>__<tool>, lazy loading through two meta tools when a project
+// has many tools, and a debounced watch of the config file.
+//
+// Concurrency: a Manager is safe for concurrent use. Its mutex guards the
+// configs, the per-server state and the attached registries; it is never held
+// while talking to a server (connect, list, call, close), so a slow server
+// does not block status queries or other servers. Goroutines the Manager
+// starts (stderr readers of stdio children, the file watcher) are tracked in
+// a WaitGroup; CloseAll stops them and waits. OnStatus is called without the
+// lock held, possibly from those goroutines.
+package mcp

@@ -1,0 +1,7 @@
+//go:build !windows
+
+package mcp
+
+import "syscall"
+
+var syscallZero = syscall.Signal(0)

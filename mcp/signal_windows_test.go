@@ -1,0 +1,7 @@
+//go:build windows
+
+package mcp
+
+import "os"
+
+var syscallZero = os.Interrupt

@@ -1,0 +1,189 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// watchDebounce is how long the watcher waits for a burst of file events
+// (editors write, rename and chmod in quick succession) to end.
+const watchDebounce = 200 * time.Millisecond
+
+// Apply replaces the manager's configs with cfgs (usually a reloaded file,
+// through WithBuiltinConfigs): servers that are new or whose connection
+// settings changed are (re)connected when enabled, removed ones are
+// disconnected. It returns the names added, removed and changed. Servers
+// that did not change keep their connections.
+func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, removed, changed []string) {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, nil, nil
+	}
+	next := map[string]ServerConfig{}
+	var order []string
+	for _, c := range cfgs {
+		if _, dup := next[c.Name]; dup || c.Name == "" {
+			continue
+		}
+		next[c.Name] = c.Clone()
+		order = append(order, c.Name)
+	}
+	var stale []*conn
+	var sts []Status
+	for _, n := range m.order {
+		if _, ok := next[n]; !ok {
+			removed = append(removed, n)
+			s := m.servers[n]
+			stale = append(stale, m.resetLocked(s))
+			s.state = StateClosed
+			sts = append(sts, m.statusLocked(s))
+			delete(m.servers, n)
+		}
+	}
+	var connect []string
+	for _, n := range order {
+		c := next[n]
+		s, ok := m.servers[n]
+		switch {
+		case !ok:
+			added = append(added, n)
+			m.servers[n] = &serverState{cfg: c, state: idleState(c)}
+		case !sameConnection(s.cfg, c):
+			changed = append(changed, n)
+			stale = append(stale, m.resetLocked(s))
+			s.cfg = c
+			s.state = idleState(c)
+			sts = append(sts, m.statusLocked(s))
+		default:
+			s.cfg = c // same connection; keeps the new file's text for saving
+			continue
+		}
+		if c.Enabled {
+			connect = append(connect, n)
+		}
+	}
+	m.order = order
+	m.syncLocked()
+	m.mu.Unlock()
+
+	for _, c := range stale {
+		if c != nil {
+			_ = c.close()
+		}
+	}
+	for _, st := range sts {
+		m.emit(st)
+	}
+	var wg sync.WaitGroup
+	for _, n := range connect {
+		wg.Go(func() { _ = m.Connect(ctx, n) })
+	}
+	wg.Wait()
+	return added, removed, changed
+}
+
+// Watch follows the config file at path (usually DefaultConfigPath): when
+// it is created, written, renamed or removed, it reloads it after a short
+// debounce, applies it (see Apply) and calls onChange with what changed and
+// the file's warnings. onChange is not called when a reload changes nothing
+// and has no warnings (the manager's own saves). The watch ends with ctx or
+// CloseAll.
+func (m *Manager) Watch(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []Warning)) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch MCP config: %w", err)
+	}
+	dir := filepath.Dir(path)
+	parent := filepath.Dir(dir)
+	// Watch the directory, not the file: atomic saves replace the file.
+	// Until the directory exists, watch its parent for its creation.
+	watchingDir := w.Add(dir) == nil
+	if !watchingDir {
+		if err := w.Add(parent); err != nil {
+			_ = w.Close()
+			return fmt.Errorf("watch MCP config: %w", err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		_ = w.Close()
+		return ErrClosed
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(m.dialer.base, cancel) // CloseAll ends the watch
+	m.wg.Go(func() {                                 // under the lock: never after CloseAll's Wait
+		defer stop()
+		defer cancel()
+		defer w.Close()
+		m.watchLoop(wctx, w, path, dir, watchingDir, onChange)
+	})
+	return nil
+}
+
+func (m *Manager) watchLoop(ctx context.Context, w *fsnotify.Watcher, path, dir string, watchingDir bool, onChange func(added, removed, changed []string, warnings []Warning)) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if !watchingDir && filepath.Clean(ev.Name) == dir && ev.Has(fsnotify.Create) {
+				if w.Add(dir) == nil {
+					watchingDir = true
+					timer.Reset(watchDebounce) // the file may have come with it
+				}
+				continue
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(path) {
+				timer.Reset(watchDebounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			m.log.Warn("mcp config watch", "path", path, "err", err)
+		case <-timer.C:
+			m.reload(ctx, path, onChange)
+		}
+	}
+}
+
+func (m *Manager) reload(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []Warning)) {
+	cfgs, warns, err := LoadConfigFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.log.Warn("mcp config reload", "path", path, "err", err)
+		if onChange != nil {
+			onChange(nil, nil, nil, warns)
+		}
+		return
+	}
+	for _, w := range warns {
+		m.log.Warn("mcp config", "warning", w.String())
+		if w.Server == "" && w.Field == "" && len(cfgs) == 0 {
+			// The whole file is unreadable (often half-way through an
+			// edit): keep the servers as they are until it is fixed.
+			if onChange != nil {
+				onChange(nil, nil, nil, warns)
+			}
+			return
+		}
+	}
+	added, removed, changed := m.Apply(ctx, WithBuiltinConfigs(cfgs))
+	if onChange != nil && len(added)+len(removed)+len(changed)+len(warns) > 0 {
+		onChange(added, removed, changed, warns)
+	}
+}

@@ -21,6 +21,8 @@ type engineSpec struct {
 	SessionDir      string
 	ProjectID       string
 	ReasoningEffort string
+	ContextWindow   int           // the provider profile's override; 0 = the model's
+	Hooks           []engine.Hook // composed in order (change tracking, compaction state)
 }
 
 // buildEngine builds a session's engine with the default wiring (every
@@ -41,9 +43,13 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		SessionDir:      sp.SessionDir,
 		ProjectID:       sp.ProjectID,
 		ReasoningEffort: sp.ReasoningEffort,
+		ContextWindow:   sp.ContextWindow,
 		DefaultApproval: permission.DefaultDeny,
 		// Forwards explore's tool calls to the UI (parentReqId).
 		SubagentHookFactory: h.subagentHook,
+	}
+	if len(sp.Hooks) > 0 {
+		opts.Hook = engine.CompositeHook(sp.Hooks)
 	}
 	if h.s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
 		opts.Terminals = h.s.opts.Terminals

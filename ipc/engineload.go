@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
@@ -78,9 +80,22 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		return nil, err
 	}
 	allowed := set.AllowedCommands
-	prov, model, err := s.providers.provider(ctx, ss.Model)
+	prof, err := s.profile(ctx, ss.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("%w: session %s: %w", ErrConfig, h.id, err)
+	}
+	prov, model, err := s.providers.provider(ctx, prof, ss.Model)
 	if err != nil {
 		return nil, err
+	}
+	ag, err := s.agentSetupFor(ctx, h.id, ss.Agent)
+	if err != nil {
+		return nil, err
+	}
+	saver := &compactionSaver{h: h}
+	hooks := []engine.Hook{saver}
+	if vh := s.vcsHook(ctx, ss, pr.Path); vh != nil {
+		hooks = append([]engine.Hook{vh}, hooks...)
 	}
 	dir := st.SessionDir(h.id)
 	eng, err := buildEngine(engineSpec{
@@ -90,7 +105,9 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		Mode:            mode,
 		AllowedCommands: allowed,
 		ShellPolicy:     policy,
-		AgentType:       ss.Agent,
+		AgentType:       ag.agentType,
+		ContextWindow:   prof.ContextWindow,
+		Hooks:           hooks,
 		Messages:        msgs,
 		ToolResultDir:   filepath.Join(dir, "tool-results"),
 		SessionDir:      dir,
@@ -100,6 +117,14 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", h.id, err)
 	}
+	saver.eng.Store(eng)
+	if ws := eng.Permissions().Workspace(); ws != nil {
+		// The session's agent decides the system prompt: a stored history
+		// starts with the one it was saved with, which may be another
+		// agent's.
+		eng.SetSystemPrompt(ag.instructions(ws.Root()))
+	}
+	h.restoreCompaction(ctx, eng)
 	perms := eng.Permissions()
 	for _, t := range g.SessionTools {
 		perms.AllowToolForSession(t)
@@ -116,6 +141,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	}
 	eng.SetApprover(h.approve)
 	eng.SetInteractor(interactor{h})
+	s.attachMCP(eng, pr.ID)
 	return eng, nil
 }
 
@@ -151,5 +177,50 @@ func (h *sessionHost) saveGrantsIfNew(eng *engine.Engine) {
 	}
 	if err := h.saveGrants(h.s.ctx, eng); err != nil {
 		h.s.log.Warn("save grants", "session", h.id, "err", err)
+	}
+}
+
+// compactionSaver persists the engine's compaction state (seed §14) after
+// each turn, so that a session loaded again (after a restart, a new key or
+// profile) continues with the same summary and counters.
+type compactionSaver struct {
+	engine.BaseHook
+	h   *sessionHost
+	eng atomic.Pointer[engine.Engine] // set right after the engine is built
+}
+
+// OnTurnEnd runs on the engine's goroutine at the end of every turn.
+func (c *compactionSaver) OnTurnEnd(string, int, []string) {
+	eng := c.eng.Load()
+	if eng == nil {
+		return
+	}
+	state := eng.CompactionState()
+	if len(state) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.h.s.ctx), 5*time.Second)
+	defer cancel()
+	if err := c.h.s.opts.Store.SaveCompaction(ctx, c.h.id, state); err != nil {
+		c.h.s.log.Warn("save compaction state", "session", c.h.id, "err", err)
+	}
+}
+
+// restoreCompaction loads the session's saved compaction state into a new
+// engine.
+func (h *sessionHost) restoreCompaction(ctx context.Context, eng *engine.Engine) {
+	cp := eng.Compactor()
+	if cp == nil {
+		return
+	}
+	state, err := h.s.opts.Store.Compaction(ctx, h.id)
+	if err != nil || len(state) == 0 {
+		if err != nil {
+			h.s.log.Warn("read compaction state", "session", h.id, "err", err)
+		}
+		return
+	}
+	if err := cp.Restore(state); err != nil {
+		h.s.log.Warn("restore compaction state", "session", h.id, "err", err)
 	}
 }

@@ -4,7 +4,12 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/terminal"
+	"github.com/zqagent/sidecar/tools"
 )
 
 type errCode struct {
@@ -27,6 +32,29 @@ var hostedErrors = []errCode{
 	{permission.ErrUnknownDefaultApproval, CodeInvalidParams},
 	{llm.ErrNoModel, CodeConfig},
 	{llm.ErrNoAPIKey, CodeConfig},
+	// keys.*, vcs.* (keys.go, vcs_methods.go)
+	{keychain.ErrUnavailable, CodeConfig},
+	{keychain.ErrNotFound, CodeNotFound},
+	{keychain.ErrInvalidKey, CodeInvalidParams},
+	{keychain.ErrInvalidProvider, CodeInvalidParams},
+	{vcs.ErrTurnNotFound, CodeNotFound},
+	{vcs.ErrDisabled, CodeConfig},
+	{vcs.ErrInvalidMode, CodeInvalidParams},
+	{tools.ErrOutsideWorkspace, CodeForbidden},
+	// mcp.* (mcp_methods.go)
+	{mcp.ErrUnknownServer, CodeNotFound},
+	{mcp.ErrDuplicateServer, CodeConflict},
+	{mcp.ErrInvalidConfig, CodeInvalidParams},
+	{mcp.ErrCommandLine, CodeInvalidParams},
+	{mcp.ErrDisabled, CodeConflict},
+	{mcp.ErrClosed, CodeConflict},
+	// terminal.* (terminal_methods.go)
+	{terminal.ErrNotFound, CodeNotFound},
+	{terminal.ErrOutsideProject, CodeForbidden},
+	{terminal.ErrInvalid, CodeInvalidParams},
+	{terminal.ErrExited, CodeConflict},
+	{terminal.ErrInputFull, CodeConflict},
+	{terminal.ErrUnsupported, CodeConfig},
 }
 
 func hostedErrorCodes() []errCode { return hostedErrors }

@@ -7,5 +7,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// The process-wide D-Bus session connection go-keyring opens on
+		// Linux (real keychain tests) lives until exit.
+		goleak.IgnoreAnyFunction("github.com/godbus/dbus/v5.newConn.func1"),
+		goleak.IgnoreAnyFunction("github.com/godbus/dbus/v5.(*Conn).inWorker"),
+		goleak.IgnoreAnyFunction("github.com/godbus/dbus/v5.(*Conn).outWorker"),
+	)
 }

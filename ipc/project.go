@@ -92,6 +92,7 @@ func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) 
 	s.mu.Lock()
 	s.openProjects[pr.ID] = struct{}{}
 	s.mu.Unlock()
+	s.openMCP(pr.ID, pr.Path) // connects in the background
 	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: true}, nil
 }
 
@@ -110,6 +111,7 @@ func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage)
 	// Idle engines of the project are released; running turns finish. Its
 	// terminals are killed.
 	s.unloadIdle(p.ProjectID)
+	s.closeMCP(p.ProjectID) // kills its MCP servers
 	if s.opts.Terminals != nil {
 		s.opts.Terminals.CloseProject(p.ProjectID)
 	}

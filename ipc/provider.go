@@ -2,7 +2,9 @@ package ipc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -11,6 +13,8 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/store"
 )
 
 // Provider kinds reported by initialize.
@@ -20,6 +24,11 @@ const (
 	ProviderDemo     = "demo"     // no key: the built-in demo script
 )
 
+// DefaultProfile is the provider profile of a session that names none. It
+// exists implicitly, configured from the environment (OPENAI_BASE_URL,
+// OPENAI_MODEL, OPENAI_FORCE_API_MODE), until providers.set stores one.
+const DefaultProfile = "openai"
+
 // ScriptEnv names the environment variable of a script file that replaces
 // the model (end-to-end tests, UI development).
 const ScriptEnv = "ZQAGENT_SCRIPT"
@@ -27,33 +36,64 @@ const ScriptEnv = "ZQAGENT_SCRIPT"
 // DemoNotice is the notice of the demo provider.
 const DemoNotice = "no API key is configured: turns are answered by the built-in demo script, not a model (set a key with keys.set or OPENAI_API_KEY)"
 
-// providerSource chooses and builds the model provider once, on first use:
-// ZQAGENT_SCRIPT → the script; else a configured key → OpenAI-compatible;
-// else the demo script with a notice.
+// providerSource chooses and builds model providers: ZQAGENT_SCRIPT → the
+// script for every session; else one OpenAI-compatible provider per
+// profile, built from the profile on first use and rebuilt when the profile
+// changed. The default profile without a configured key gets the demo
+// script with a notice. Keys are never held here: each provider reads its
+// profile's key (keychain, then environment) at every request.
 type providerSource struct {
-	apiKey func(ctx context.Context) (string, error)
+	apiKey  func(ctx context.Context) (string, error) // the default profile's key
+	keyring *keychain.Keyring                         // nil: keys come from the environment
+	fixed   llm.Provider                              // Options.Provider: never re-chosen
 
-	fixed bool // Options.Provider was given: never re-chosen
+	mu     sync.Mutex // guards the fields below
+	kind   string     // kind of the default profile's provider ("" before it was chosen)
+	script llm.Provider
+	built  map[string]builtProvider // by profile name
+}
 
-	mu    sync.Mutex // guards the fields below
-	prov  llm.Provider
-	kind  string
-	model string // default model of this provider
+// builtProvider is a profile's provider and the profile it was built from.
+type builtProvider struct {
+	prov *openai.Provider
+	prof store.ProviderProfile
 }
 
 func newProviderSource(opts Options) *providerSource {
-	key := opts.APIKey
-	if key == nil {
-		key = func(context.Context) (string, error) { return os.Getenv("OPENAI_API_KEY"), nil }
+	p := &providerSource{keyring: opts.Keyring, fixed: opts.Provider, built: map[string]builtProvider{}}
+	p.apiKey = opts.APIKey
+	if p.apiKey == nil {
+		p.apiKey = p.keyFunc(DefaultProfile)
 	}
-	p := &providerSource{apiKey: key}
-	if opts.Provider != nil {
-		p.prov, p.kind, p.model, p.fixed = opts.Provider, ProviderScripted, "scripted", true
+	if p.fixed != nil {
+		p.kind = ProviderScripted
 	}
 	return p
 }
 
-// describe reports the provider kind and notice without building it.
+// keyFunc returns the key reader of a profile: the keychain's key, else the
+// profile's environment variable (keychain.EnvVar), read at each call. ""
+// when none is configured; an unavailable keychain without an environment
+// key is an error naming the remedy.
+func (p *providerSource) keyFunc(profile string) func(ctx context.Context) (string, error) {
+	if profile == DefaultProfile && p.apiKey != nil {
+		return p.apiKey
+	}
+	kr := p.keyring
+	return func(ctx context.Context) (string, error) {
+		if kr == nil {
+			return os.Getenv(keychain.EnvVar(profile)), nil
+		}
+		k, err := kr.Resolve(ctx, profile)
+		if errors.Is(err, keychain.ErrNotFound) {
+			return "", nil
+		}
+		return k, err
+	}
+}
+
+// describe reports the default profile's provider kind and notice without
+// building it.
 func (p *providerSource) describe(ctx context.Context) (kind, notice string) {
 	p.mu.Lock()
 	kind = p.kind
@@ -67,6 +107,7 @@ func (p *providerSource) describe(ctx context.Context) (kind, notice string) {
 	return kind, notice
 }
 
+// choose decides the kind of the default profile's provider.
 func (p *providerSource) choose(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // a hung keychain must not hang initialize
 	defer cancel()
@@ -79,34 +120,79 @@ func (p *providerSource) choose(ctx context.Context) string {
 	return ProviderDemo
 }
 
-// provider returns the provider and the model a session uses (its own model,
-// else the provider's default).
-func (p *providerSource) provider(ctx context.Context, sessionModel string) (llm.Provider, string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.prov == nil {
-		kind := p.choose(ctx)
-		switch kind {
-		case ProviderScripted:
-			path := os.Getenv(ScriptEnv)
+// implicitProfile is the default profile when none is stored: the
+// environment configures it.
+func implicitProfile() store.ProviderProfile {
+	return store.ProviderProfile{
+		Name:         DefaultProfile,
+		BaseURL:      firstNonEmpty(os.Getenv("OPENAI_BASE_URL"), openai.DefaultBaseURL),
+		APIMode:      firstNonEmpty(os.Getenv("OPENAI_FORCE_API_MODE"), openai.ModeAuto),
+		DefaultModel: firstNonEmpty(os.Getenv("ZQAGENT_MODEL"), os.Getenv("OPENAI_MODEL")),
+	}
+}
+
+// provider returns the provider and the model a session of profile prof
+// uses (the session's own model, else the profile's default).
+func (p *providerSource) provider(ctx context.Context, prof store.ProviderProfile, sessionModel string) (llm.Provider, string, error) {
+	if p.fixed != nil {
+		return p.fixed, firstNonEmpty(sessionModel, "scripted"), nil
+	}
+	if path := os.Getenv(ScriptEnv); path != "" {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.script == nil {
 			sp, err := scripted.Load(path)
 			if err != nil {
 				return nil, "", fmt.Errorf("%w: %s=%s: %w", ErrConfig, ScriptEnv, path, err)
 			}
-			p.prov, p.model = sp, "scripted"
-		case ProviderOpenAI:
-			p.prov = openai.New(openai.Options{APIKey: p.apiKey})
-			p.model = firstNonEmpty(os.Getenv("ZQAGENT_MODEL"), os.Getenv("OPENAI_MODEL"))
-		default:
-			p.prov, p.model = scripted.Demo(), "demo"
+			p.script = sp
 		}
-		p.kind = kind
+		p.kind = ProviderScripted
+		return p.script, firstNonEmpty(sessionModel, "scripted"), nil
 	}
-	model := firstNonEmpty(sessionModel, p.model)
+	if prof.Name == DefaultProfile && p.choose(ctx) == ProviderDemo {
+		p.mu.Lock()
+		p.kind = ProviderDemo
+		p.mu.Unlock()
+		return scripted.Demo(), "demo", nil
+	}
+	prov := p.openaiFor(prof)
+	if prof.Name == DefaultProfile {
+		p.mu.Lock()
+		p.kind = ProviderOpenAI
+		p.mu.Unlock()
+	}
+	model := firstNonEmpty(sessionModel, prof.DefaultModel)
 	if model == "" {
-		return nil, "", fmt.Errorf("%w: %w: pass model in session.create or set OPENAI_MODEL", ErrConfig, llm.ErrNoModel)
+		return nil, "", fmt.Errorf("%w: %w: pass model in session.create, set the default model of provider profile %q, or set OPENAI_MODEL", ErrConfig, llm.ErrNoModel, prof.Name)
 	}
-	return p.prov, model, nil
+	return prov, model, nil
+}
+
+// openaiFor returns the profile's OpenAI-compatible provider, built on first
+// use and rebuilt when the profile changed.
+func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b, ok := p.built[prof.Name]; ok && sameProfile(b.prof, prof) {
+		return b.prov
+	} else if ok {
+		b.prov.CloseIdleConnections()
+	}
+	prov := openai.New(openai.Options{
+		APIKey:  p.keyFunc(prof.Name),
+		BaseURL: prof.BaseURL,
+		APIMode: prof.APIMode,
+		Headers: maps.Clone(prof.Headers),
+		Proxy:   prof.Proxy,
+	})
+	p.built[prof.Name] = builtProvider{prov: prov, prof: prof}
+	return prov
+}
+
+// sameProfile reports whether two profiles build the same provider.
+func sameProfile(a, b store.ProviderProfile) bool {
+	return a.BaseURL == b.BaseURL && a.APIMode == b.APIMode && a.Proxy == b.Proxy && maps.Equal(a.Headers, b.Headers)
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -118,24 +204,31 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-// kindLoaded is the kind of the provider built so far ("" before the first
-// turn).
+// kindLoaded is the kind of the default profile's provider built so far (""
+// before the first turn); ProviderOpenAI as soon as any profile's
+// OpenAI-compatible provider was built.
 func (p *providerSource) kindLoaded() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.kind != ProviderScripted && len(p.built) > 0 {
+		return ProviderOpenAI
+	}
 	return p.kind
 }
 
-// reset forgets the chosen provider, so that the next engine built chooses
-// again (after a key was set or deleted). Loaded engines keep theirs until
-// they are rebuilt; ResetProvider also releases the idle ones.
+// reset forgets the chosen providers, so that the next engine built chooses
+// again (after a key or a profile was set or deleted). Loaded engines keep
+// theirs until they are rebuilt; ResetProvider also releases the idle ones.
 func (p *providerSource) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.fixed {
+	if p.fixed != nil {
 		return
 	}
-	p.prov, p.kind, p.model = nil, "", ""
+	for _, b := range p.built {
+		b.prov.CloseIdleConnections()
+	}
+	p.kind, p.script, p.built = "", nil, map[string]builtProvider{}
 }
 
 // ResetProvider makes sessions choose their model provider again (call it
@@ -143,19 +236,5 @@ func (p *providerSource) reset() {
 // released now, busy ones are rebuilt before their next turn.
 func (s *Server) ResetProvider() {
 	s.providers.reset()
-	s.mu.Lock()
-	hosts := make([]*sessionHost, 0, len(s.sessions))
-	for _, h := range s.sessions {
-		hosts = append(hosts, h)
-	}
-	s.mu.Unlock()
-	for _, h := range hosts {
-		if !h.unloadIfIdle() {
-			h.mu.Lock()
-			if h.eng != nil {
-				h.reload = true
-			}
-			h.mu.Unlock()
-		}
-	}
+	s.reloadEngines()
 }

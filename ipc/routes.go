@@ -22,6 +22,12 @@ func (s *Server) routeGroups() []map[string]handler {
 		s.sessionRoutes(),   // session_methods.go
 		s.turnRoutes(),      // turn_methods.go
 		s.requestRoutes(),   // request_methods.go
+		s.keyRoutes(),       // keys.go
+		s.providerRoutes(),  // providers_methods.go
+		s.agentRoutes(),     // agents.go
+		s.vcsRoutes(),       // vcs_methods.go
+		s.mcpRoutes(),       // mcp_methods.go
+		s.terminalRoutes(),  // terminal_methods.go
 	}
 }
 

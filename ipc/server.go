@@ -91,6 +91,7 @@ type Server struct {
 
 	shutdownOnce sync.Once
 	providers    *providerSource
+	models       modelsCache // models.list answers, per provider profile
 
 	mu           sync.Mutex // guards conns, sessions, openProjects, closed, httpSrv
 	conns        map[*conn]struct{}
@@ -98,6 +99,10 @@ type Server struct {
 	sessions     map[string]*sessionHost
 	closed       bool
 	httpSrv      *http.Server
+
+	mcp mcpProjects // MCP managers of the open projects (mcp_project.go)
+
+	termSubs termRegistry // terminal subscriptions per connection (terminal_stream.go)
 }
 
 // New returns a server; nothing is listening yet.
@@ -291,6 +296,9 @@ func (s *Server) Close(ctx context.Context) error {
 		if err := h.close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := s.closeAllMCP(); err != nil { // kills the MCP servers' processes
+		errs = append(errs, err)
 	}
 	s.cancel()
 	return errors.Join(errs...)

@@ -37,7 +37,9 @@ type SessionInfo struct {
 	Model       string          `json:"model"`
 	Mode        string          `json:"mode"`
 	Agent       string          `json:"agent"`
-	Status      string          `json:"status"` // idle | running | interrupted (as stored)
+	Provider    string          `json:"provider"` // provider profile (providers.list)
+	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
+	Status      string          `json:"status"`   // idle | running | interrupted (as stored)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
 	LastSeq     int64           `json:"lastSeq"`
@@ -65,6 +67,7 @@ func (s *Server) sessionInfo(ss store.Session) SessionInfo {
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: ss.Status, Running: running,
+		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss),
 	}
@@ -93,6 +96,8 @@ type SessionCreateParams struct {
 	ShellPolicy       string   `json:"shellPolicy,omitempty"`
 	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+	Provider          string   `json:"provider,omitempty"` // provider profile; "" = openai
+	VCS               string   `json:"vcs,omitempty"`      // off | auto (default) | native | shadow
 }
 
 func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -114,11 +119,25 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if err := validEffort(p.ReasoningEffort); err != nil {
 		return nil, err
 	}
+	vcsMode, err := parseVCSMode(p.VCS)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
 		return nil, err
 	}
+	if _, err := s.profile(ctx, p.Provider); err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	ag, err := s.agent(ctx, p.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	if p.Model == "" {
+		p.Model = ag.Model // the agent's model, unless the session names one
+	}
 	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort}
-	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Settings: withSettings(nil, set)}
+	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withVCSMode(withSettings(nil, set), vcsMode)}
 	if p.Title != "" {
 		ss.TitleSource = "user"
 	}
@@ -233,8 +252,15 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 			s.log.Warn("close session", "session", p.SessionID, "err", err)
 		}
 	}
+	sv, vcsErr := s.vcsOf(ctx, p.SessionID) // resolved before the row goes
 	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
 		return nil, err
+	}
+	if vcsErr == nil {
+		// Drop the session's snapshot refs; the workspace is not touched.
+		if err := sv.Forget(ctx); err != nil {
+			s.log.Warn("forget change tracking", "session", p.SessionID, "err", err)
+		}
 	}
 	return struct {
 		Deleted bool `json:"deleted"`

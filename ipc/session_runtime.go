@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
@@ -61,7 +62,18 @@ func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessa
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Agent = p.Agent })
+	ag, err := s.agent(ctx, p.Agent)
+	if err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
+	}
+	// Switching agents takes the agent's model when it names one (seed
+	// §16.2: engine.model = agent.model ?? engine.model).
+	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+		ss.Agent = p.Agent
+		if ag.Model != "" {
+			ss.Model = ag.Model
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

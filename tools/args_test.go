@@ -3,8 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/zqagent/sidecar/engine/llm"

@@ -1,0 +1,114 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/zqagent/sidecar/keychain"
+)
+
+// Providers whose key status is always reported, besides the stored
+// profiles.
+var wellKnownProviders = []string{DefaultProfile, "deepseek"}
+
+func (s *Server) keyRoutes() map[string]handler {
+	return map[string]handler{
+		"keys.set":    s.keysSet,
+		"keys.delete": s.keysDelete,
+		"keys.status": s.keysStatus,
+	}
+}
+
+// KeyStatus is a provider's key status on the wire: whether a key is
+// configured and where it comes from. It never carries the key.
+type KeyStatus = keychain.Status
+
+// errNoKeyring is the error of keys.set and keys.delete on a server built
+// without a keyring.
+var errNoKeyring = fmt.Errorf("%w: this sidecar has no OS keychain; set the provider's API key environment variable (e.g. OPENAI_API_KEY) instead", keychain.ErrUnavailable)
+
+func (s *Server) keysSet(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		Provider string `json:"provider" rpc:"required"`
+		APIKey   string `json:"apiKey" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if err := keychain.ValidateProvider(p.Provider); err != nil {
+		return nil, invalidField("provider", err.Error())
+	}
+	if err := keychain.ValidateKey(p.APIKey); err != nil {
+		return nil, invalidField("apiKey", err.Error())
+	}
+	kr := s.opts.Keyring
+	if kr == nil {
+		return nil, fmt.Errorf("keys.set %s: %w", p.Provider, errNoKeyring)
+	}
+	if err := kr.Set(p.Provider, p.APIKey); err != nil {
+		return nil, fmt.Errorf("keys.set %s: %w", p.Provider, err)
+	}
+	s.profileChanged(p.Provider)
+	return s.keyStatus(p.Provider), nil
+}
+
+func (s *Server) keysDelete(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		Provider string `json:"provider" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if err := keychain.ValidateProvider(p.Provider); err != nil {
+		return nil, invalidField("provider", err.Error())
+	}
+	kr := s.opts.Keyring
+	if kr == nil {
+		return nil, fmt.Errorf("keys.delete %s: %w", p.Provider, errNoKeyring)
+	}
+	if err := kr.Delete(p.Provider); err != nil {
+		return nil, fmt.Errorf("keys.delete %s: %w", p.Provider, err)
+	}
+	s.profileChanged(p.Provider)
+	return s.keyStatus(p.Provider), nil
+}
+
+func (s *Server) keysStatus(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct{}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	stored, err := s.opts.Store.ProviderProfiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Clone(wellKnownProviders)
+	for _, pr := range stored {
+		names = append(names, pr.Name)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]KeyStatus, len(names))
+	for i, n := range names {
+		out[i] = s.keyStatus(n)
+	}
+	return struct {
+		Keys []KeyStatus `json:"keys"`
+	}{out}, nil
+}
+
+// keyStatus reports a provider's key status: the keychain wins over the
+// environment. Without a keyring only the environment is looked at.
+func (s *Server) keyStatus(provider string) KeyStatus {
+	if kr := s.opts.Keyring; kr != nil {
+		return kr.Status(provider)
+	}
+	st := KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}
+	if os.Getenv(st.EnvVar) != "" {
+		st.Configured, st.Source = true, keychain.SourceEnv
+	}
+	return st
+}

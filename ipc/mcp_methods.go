@@ -1,0 +1,209 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zqagent/sidecar/mcp"
+)
+
+// The mcp.* methods edit an open project's MCP servers and persist every
+// change to <workspace>/.agent/mcp.json (mcp_project.go owns the managers).
+// An edit and its save run under the project's lock, so concurrent calls
+// never lose one another's changes; connecting runs in the background and
+// is reported by mcp.status notifications.
+
+func (s *Server) mcpRoutes() map[string]handler {
+	return map[string]handler{
+		"mcp.list":    s.mcpList,
+		"mcp.add":     s.mcpAdd,
+		"mcp.update":  s.mcpUpdate,
+		"mcp.remove":  s.mcpRemove,
+		"mcp.refresh": s.mcpRefresh,
+	}
+}
+
+type mcpProjectParams struct {
+	ProjectID string `json:"projectId" rpc:"required"`
+}
+
+type mcpAddParams struct {
+	ProjectID string          `json:"projectId" rpc:"required"`
+	Config    json.RawMessage `json:"config" rpc:"required"`
+}
+
+type mcpUpdateParams struct {
+	ProjectID string          `json:"projectId" rpc:"required"`
+	Name      string          `json:"name" rpc:"required"`
+	Config    json.RawMessage `json:"config" rpc:"required"`
+}
+
+type mcpNameParams struct {
+	ProjectID string `json:"projectId" rpc:"required"`
+	Name      string `json:"name" rpc:"required"`
+}
+
+// MCPServerResult is the result of mcp.add, mcp.update and mcp.refresh.
+type MCPServerResult struct {
+	Server MCPServerInfo `json:"server"`
+	// Warnings are the config's non-fatal problems (mcp.add, mcp.update).
+	Warnings []mcp.Warning `json:"warnings"`
+}
+
+func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpProjectParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	warns := append([]mcp.Warning{}, pm.warnings...)
+	pm.mu.Unlock()
+	cfgs := pm.mgr.Configs()
+	if cfgs == nil {
+		cfgs = []mcp.ServerConfig{}
+	}
+	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: warns, ConfigPath: pm.path}, nil
+}
+
+func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpAddParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, warns, err := parseServerParam(p.Config, "")
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.AddConfig(cfg); err != nil {
+		return nil, fmt.Errorf("mcp.add: %w", err)
+	}
+	if err := pm.saveLocked(); err != nil {
+		_ = pm.mgr.RemoveConfig(cfg.Name)
+		return nil, fmt.Errorf("mcp.add: %w", err)
+	}
+	pm.connectLaterLocked(cfg)
+	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", []string{cfg.Name}, nil, nil, nil))
+	info, err := pm.serverInfo(cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	return MCPServerResult{Server: info, Warnings: warns}, nil
+}
+
+func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpUpdateParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, warns, err := parseServerParam(p.Config, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.UpdateConfig(p.Name, cfg); err != nil {
+		return nil, fmt.Errorf("mcp.update: %w", err)
+	}
+	if err := pm.saveLocked(); err != nil {
+		return nil, fmt.Errorf("mcp.update: %w", err)
+	}
+	info, err := pm.serverInfo(cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.State == mcp.StateClosed || info.State == mcp.StateFailed {
+		pm.connectLaterLocked(cfg) // changed, or enabled again
+	}
+	ch := newMCPChanged(pm.id, "api", nil, nil, []string{p.Name}, nil)
+	if cfg.Name != p.Name {
+		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
+	}
+	s.broadcast("mcp.changed", ch)
+	// A server disabled or changed was disconnected without a status.
+	s.broadcast("mcp.status", MCPStatus{ProjectID: pm.id, Status: info.Status})
+	return MCPServerResult{Server: info, Warnings: warns}, nil
+}
+
+func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpNameParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Type == mcp.TypeBuiltin {
+		return nil, fmt.Errorf("%w: %q is a builtin preset: disable it with mcp.update and {\"enabled\": false}", ErrConflict, p.Name)
+	}
+	if err := pm.mgr.RemoveConfig(p.Name); err != nil {
+		return nil, fmt.Errorf("mcp.remove: %w", err)
+	}
+	if err := pm.saveLocked(); err != nil {
+		return nil, fmt.Errorf("mcp.remove: %w", err)
+	}
+	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))
+	return struct {
+		Removed bool `json:"removed"`
+	}{true}, nil
+}
+
+// mcpRefresh reconnects a server and waits for the handshake: a failed
+// connect is not an error of the call, it is the server's state (failed,
+// with lastError).
+func (s *Server) mcpRefresh(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpNameParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := pm.serverInfo(p.Name); err != nil {
+		return nil, err
+	}
+	err = pm.mgr.Refresh(ctx, p.Name)
+	switch {
+	case errors.Is(err, mcp.ErrUnknownServer), errors.Is(err, mcp.ErrDisabled), errors.Is(err, mcp.ErrClosed):
+		return nil, fmt.Errorf("mcp.refresh: %w", err)
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("mcp.refresh: %w", ctx.Err())
+	}
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+}
+
+// connectLaterLocked connects an enabled server in the background (pm.mu
+// is held).
+func (pm *projectMCP) connectLaterLocked(cfg mcp.ServerConfig) {
+	if !cfg.Enabled {
+		return
+	}
+	pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, cfg.Name) })
+}

@@ -1,0 +1,231 @@
+package ipc
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+
+	"github.com/zqagent/sidecar/terminal"
+)
+
+// The terminal.* methods (SPEC §5) over Options.Terminals. Every call names
+// the project and is checked against the terminal's project by the manager:
+// a terminal of another project is "not found" (-32002), exactly like an
+// unknown id. Streaming (terminal.subscribe) is in terminal_stream.go.
+
+func (s *Server) terminalRoutes() map[string]handler {
+	return map[string]handler{
+		"terminal.create":      s.terminalCreate,
+		"terminal.write":       s.terminalWrite,
+		"terminal.resize":      s.terminalResize,
+		"terminal.kill":        s.terminalKill,
+		"terminal.list":        s.terminalList,
+		"terminal.subscribe":   s.terminalSubscribe,
+		"terminal.unsubscribe": s.terminalUnsubscribe,
+	}
+}
+
+// terminals returns the PTY manager, or a configuration error when the
+// server has none.
+func (s *Server) terminals() (*terminal.Manager, error) {
+	if s.opts.Terminals == nil {
+		return nil, fmt.Errorf("%w: terminals are not available in this sidecar", ErrConfig)
+	}
+	return s.opts.Terminals, nil
+}
+
+// terminalRef is the params every call on one terminal carries.
+type terminalRef struct {
+	ProjectID  string `json:"projectId" rpc:"required"`
+	TerminalID string `json:"terminalId" rpc:"required"`
+}
+
+// TerminalCreateParams are the params of terminal.create.
+type TerminalCreateParams struct {
+	ProjectID string            `json:"projectId" rpc:"required"`
+	Cwd       string            `json:"cwd"`
+	Shell     string            `json:"shell"`
+	Command   []string          `json:"command"`
+	Env       map[string]string `json:"env"`
+	Cols      int               `json:"cols" rpc:"required"`
+	Rows      int               `json:"rows" rpc:"required"`
+	Name      string            `json:"name"`
+}
+
+// cellCount checks a terminal dimension.
+func cellCount(field string, n int) (uint16, error) {
+	if n < 1 || n > math.MaxUint16 {
+		return 0, invalidField(field, fmt.Sprintf("must be between 1 and %d, got %d", math.MaxUint16, n))
+	}
+	return uint16(n), nil
+}
+
+func (s *Server) projectIsOpen(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.openProjects[id]
+	return ok
+}
+
+func (s *Server) terminalCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p TerminalCreateParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	cols, err := cellCount("cols", p.Cols)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := cellCount("rows", p.Rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Command) > 0 && p.Command[0] == "" {
+		return nil, invalidField("command", "the program (command[0]) is empty")
+	}
+	m, err := s.terminals()
+	if err != nil {
+		return nil, err
+	}
+	pr, err := s.projectOf(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	if !s.projectIsOpen(pr.ID) {
+		// Like mcp.*: a project that is not open is not found here.
+		return nil, fmt.Errorf("%w: project %s is not open in this sidecar; call project.open first", ErrNotFound, pr.ID)
+	}
+	info, err := m.Create(ctx, terminal.CreateOptions{
+		ProjectID: pr.ID, ProjectDir: pr.Path, Cwd: p.Cwd, Shell: p.Shell, Command: p.Command,
+		Env: p.Env, Cols: cols, Rows: rows, Name: p.Name,
+	})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, invalidField("cwd", err.Error())
+		}
+		return nil, fmt.Errorf("terminal.create: %w", err)
+	}
+	// A project.close that ran while the terminal started did not see it.
+	if !s.projectIsOpen(pr.ID) {
+		_ = m.Kill(pr.ID, info.ID) // it is ours; it cannot be missing
+		return nil, fmt.Errorf("%w: project %s was closed", ErrNotFound, pr.ID)
+	}
+	return info, nil
+}
+
+// TerminalWriteParams are the params of terminal.write: exactly one of Data
+// (UTF-8 text) and DataBase64 (raw bytes).
+type TerminalWriteParams struct {
+	ProjectID  string  `json:"projectId" rpc:"required"`
+	TerminalID string  `json:"terminalId" rpc:"required"`
+	Data       *string `json:"data"`
+	DataBase64 *string `json:"dataBase64"`
+}
+
+// writeBytes returns the bytes a terminal.write carries.
+func (p TerminalWriteParams) writeBytes() ([]byte, error) {
+	switch {
+	case p.Data != nil && p.DataBase64 != nil:
+		return nil, invalidField("data", "give either data or dataBase64, not both")
+	case p.Data != nil:
+		return []byte(*p.Data), nil
+	case p.DataBase64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*p.DataBase64)
+		if err != nil {
+			return nil, invalidField("dataBase64", "not standard base64: "+err.Error())
+		}
+		return b, nil
+	}
+	return nil, invalidField("data", "required (or dataBase64)")
+}
+
+func (s *Server) terminalWrite(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p TerminalWriteParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	data, err := p.writeBytes()
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.terminals()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Write(p.ProjectID, p.TerminalID, data); err != nil {
+		return nil, fmt.Errorf("terminal.write: %w", err)
+	}
+	return struct {
+		Written int `json:"written"`
+	}{len(data)}, nil
+}
+
+func (s *Server) terminalResize(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		ProjectID  string `json:"projectId" rpc:"required"`
+		TerminalID string `json:"terminalId" rpc:"required"`
+		Cols       int    `json:"cols" rpc:"required"`
+		Rows       int    `json:"rows" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	cols, err := cellCount("cols", p.Cols)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := cellCount("rows", p.Rows)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.terminals()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Resize(p.ProjectID, p.TerminalID, cols, rows); err != nil {
+		return nil, fmt.Errorf("terminal.resize: %w", err)
+	}
+	return m.Get(p.ProjectID, p.TerminalID)
+}
+
+func (s *Server) terminalKill(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p terminalRef
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	m, err := s.terminals()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Kill(p.ProjectID, p.TerminalID); err != nil {
+		return nil, fmt.Errorf("terminal.kill: %w", err)
+	}
+	return struct {
+		Killed bool `json:"killed"`
+	}{true}, nil
+}
+
+func (s *Server) terminalList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p projectIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	m, err := s.terminals()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+		return nil, err
+	}
+	list := m.List(p.ProjectID)
+	if list == nil {
+		list = []terminal.Info{}
+	}
+	return struct {
+		Terminals []terminal.Info `json:"terminals"`
+	}{list}, nil
+}

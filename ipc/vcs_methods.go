@@ -1,0 +1,204 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/store"
+)
+
+// DefaultVCSMode is the change tracking of a session that names none: auto
+// (the workspace's own repository with private refs when it is a git work
+// tree, else a shadow repository in <workspace>/.agent/vcs). Without a git
+// binary it is off.
+const DefaultVCSMode = vcs.ModeAuto
+
+// vcsSettingKey is the member of a session's settings object that holds its
+// change-tracking mode.
+const vcsSettingKey = "vcs"
+
+func (s *Server) vcsRoutes() map[string]handler {
+	return map[string]handler{
+		"vcs.turns":   s.vcsTurns,
+		"vcs.diff":    s.vcsDiff,
+		"vcs.restore": s.vcsRestore,
+	}
+}
+
+// parseVCSMode checks session.create's vcs member ("" is DefaultVCSMode).
+func parseVCSMode(raw string) (vcs.Mode, error) {
+	if raw == "" {
+		return DefaultVCSMode, nil
+	}
+	m, err := vcs.ParseMode(raw)
+	if err != nil {
+		return "", invalidField("vcs", "must be off, auto, native or shadow")
+	}
+	return m, nil
+}
+
+// sessionVCSMode reads a session's change-tracking mode from its settings
+// (absent or unreadable: DefaultVCSMode).
+func sessionVCSMode(ss store.Session) vcs.Mode {
+	var obj struct {
+		VCS string `json:"vcs"`
+	}
+	_ = json.Unmarshal(ss.Settings, &obj) // best effort, like sessionSettings
+	m, err := vcs.ParseMode(obj.VCS)
+	if err != nil || obj.VCS == "" {
+		return DefaultVCSMode
+	}
+	return m
+}
+
+// withVCSMode returns a settings object with the vcs member set, keeping the
+// other members.
+func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
+	obj := map[string]json.RawMessage{}
+	_ = json.Unmarshal(raw, &obj) // a bad object is replaced
+	if obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	b, err := json.Marshal(string(m))
+	if err != nil {
+		return raw
+	}
+	obj[vcsSettingKey] = b
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// sessionVCS returns the change tracker of a session in its project's
+// workspace. Every SessionVCS of a session shares its state (package vcs),
+// so this one and the engine's hook stay consistent.
+func (s *Server) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
+	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: sessionVCSMode(ss)})
+	return vcs.NewSession(plan, ss.ID)
+}
+
+// vcsHook is the engine hook that snapshots each turn, nil when tracking is
+// off for the session.
+func (s *Server) vcsHook(ctx context.Context, ss store.Session, workspace string) engine.Hook {
+	sv := s.sessionVCS(ctx, ss, workspace)
+	if !sv.Enabled() {
+		s.log.Debug("change tracking off", "session", ss.ID, "status", sv.Plan().Status)
+		return nil
+	}
+	return vcs.NewHook(sv)
+}
+
+// vcsOf returns a session's tracker for the vcs.* methods.
+func (s *Server) vcsOf(ctx context.Context, sessionID string) (*vcs.SessionVCS, error) {
+	ss, err := s.opts.Store.Session(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := s.opts.Store.Project(ctx, ss.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	return s.sessionVCS(ctx, ss, pr.Path), nil
+}
+
+// VCSPlanInfo says how a session's changes are tracked.
+type VCSPlanInfo struct {
+	Requested string `json:"requested"`
+	Mode      string `json:"mode"` // off | native | shadow
+	Status    string `json:"status"`
+}
+
+// VCSTurnsResult is the result of vcs.turns.
+type VCSTurnsResult struct {
+	Turns []vcs.Turn  `json:"turns"`
+	Plan  VCSPlanInfo `json:"plan"`
+}
+
+func (s *Server) vcsTurns(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p sessionIDParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	sv, err := s.vcsOf(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	turns, err := sv.ListTurns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("vcs.turns %s: %w", p.SessionID, err)
+	}
+	if turns == nil {
+		turns = []vcs.Turn{}
+	}
+	for i := range turns {
+		if turns[i].Files == nil {
+			turns[i].Files = []vcs.FileChange{}
+		}
+	}
+	pl := sv.Plan()
+	return VCSTurnsResult{Turns: turns, Plan: VCSPlanInfo{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
+}
+
+func (s *Server) vcsDiff(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId" rpc:"required"`
+		Turn      int    `json:"turn" rpc:"required"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Turn < 1 {
+		return nil, invalidField("turn", "must be 1 or more")
+	}
+	sv, err := s.vcsOf(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := sv.DiffTurn(ctx, p.Turn)
+	if err != nil {
+		return nil, fmt.Errorf("vcs.diff %s turn %d: %w", p.SessionID, p.Turn, err)
+	}
+	return struct {
+		Diff string `json:"diff"`
+	}{diff}, nil
+}
+
+// VCSRestoreParams are the params of vcs.restore.
+type VCSRestoreParams struct {
+	SessionID string   `json:"sessionId" rpc:"required"`
+	Turn      int      `json:"turn" rpc:"required"`
+	Paths     []string `json:"paths,omitempty"`
+	DryRun    bool     `json:"dryRun,omitempty"`
+}
+
+func (s *Server) vcsRestore(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p VCSRestoreParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Turn < 1 {
+		return nil, invalidField("turn", "must be 1 or more")
+	}
+	if h := s.loadedHost(p.SessionID); h != nil && h.running() && !p.DryRun {
+		return nil, fmt.Errorf("%w: session %s is running a turn; interrupt it before restoring", ErrConflict, p.SessionID)
+	}
+	sv, err := s.vcsOf(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sv.RestoreTurn(ctx, p.Turn, vcs.RestoreOptions{Paths: p.Paths, DryRun: p.DryRun})
+	if err != nil {
+		return nil, fmt.Errorf("vcs.restore %s turn %d: %w", p.SessionID, p.Turn, err)
+	}
+	for _, l := range []*[]string{&res.Restored, &res.Overwritten, &res.Deleted, &res.Missing} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return res, nil
+}

@@ -4,6 +4,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/tools/conflict"
 )
 
 // engineSpec is what a session's engine is built from (the session's row,
@@ -21,8 +22,9 @@ type engineSpec struct {
 	SessionDir      string
 	ProjectID       string
 	ReasoningEffort string
-	ContextWindow   int           // the provider profile's override; 0 = the model's
-	Hooks           []engine.Hook // composed in order (change tracking, compaction state)
+	ContextWindow   int               // the provider profile's override; 0 = the model's
+	Hooks           []engine.Hook     // composed in order (change tracking, compaction state)
+	Watcher         *conflict.Watcher // the project's file watcher; nil = hash checks only
 }
 
 // buildEngine builds a session's engine with the default wiring (every
@@ -47,6 +49,7 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		DefaultApproval: permission.DefaultDeny,
 		// Forwards explore's tool calls to the UI (parentReqId).
 		SubagentHookFactory: h.subagentHook,
+		Watcher:             sp.Watcher,
 	}
 	if len(sp.Hooks) > 0 {
 		opts.Hook = engine.CompositeHook(sp.Hooks)

@@ -113,6 +113,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		SessionDir:      dir,
 		ProjectID:       pr.ID,
 		ReasoningEffort: set.ReasoningEffort,
+		Watcher:         s.watcher(pr.ID, pr.Path),
 	}, h)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", h.id, err)

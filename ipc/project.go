@@ -112,6 +112,9 @@ func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage)
 	// terminals are killed.
 	s.unloadIdle(p.ProjectID)
 	s.closeMCP(p.ProjectID) // kills its MCP servers
+	if err := s.closeWatcher(p.ProjectID); err != nil {
+		s.log.Warn("close file watcher", "project", p.ProjectID, "err", err)
+	}
 	if s.opts.Terminals != nil {
 		s.opts.Terminals.CloseProject(p.ProjectID)
 	}

@@ -102,7 +102,8 @@ type Server struct {
 
 	mcp mcpProjects // MCP managers of the open projects (mcp_project.go)
 
-	termSubs termRegistry // terminal subscriptions per connection (terminal_stream.go)
+	termSubs termRegistry    // terminal subscriptions per connection (terminal_stream.go)
+	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
 }
 
 // New returns a server; nothing is listening yet.
@@ -296,6 +297,9 @@ func (s *Server) Close(ctx context.Context) error {
 		if err := h.close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := s.closeAllWatchers(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.closeAllMCP(); err != nil { // kills the MCP servers' processes
 		errs = append(errs, err)

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/tiktoken-go/tokenizer"
@@ -134,6 +135,55 @@ func (e *Estimator) raw(s string) int {
 	return int(float64(tokens) * float64(len(s)) / float64(bytes))
 }
 
+// warm counts the uncached texts of msgs in parallel when there are many.
+func (e *Estimator) warm(msgs []llm.Message) {
+	var todo []string
+	size := 0
+	e.mu.Lock()
+	for _, m := range msgs {
+		for _, t := range append([]string{m.Content}, argTexts(m)...) {
+			if _, ok := e.cache[t]; !ok && t != "" {
+				todo = append(todo, t)
+				size += len(t)
+			}
+		}
+	}
+	e.mu.Unlock()
+	workers := runtime.GOMAXPROCS(0)
+	if size < parallelBytes || workers < 2 {
+		return
+	}
+	counts := make([]int, len(todo))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(todo); i += workers {
+				counts[i] = e.raw(todo[i])
+			}
+		})
+	}
+	wg.Wait()
+	e.mu.Lock()
+	if len(e.cache)+len(todo) >= cacheLimit {
+		e.cache = map[string]int{}
+	}
+	for i, t := range todo {
+		e.cache[t] = counts[i]
+	}
+	e.mu.Unlock()
+}
+
+func argTexts(m llm.Message) []string {
+	if len(m.ToolCalls) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m.ToolCalls))
+	for _, tc := range m.ToolCalls {
+		out = append(out, tc.Arguments)
+	}
+	return out
+}
+
 func (e *Estimator) count(s string) int {
 	n, err := e.codec.Count(s)
 	if err != nil {
@@ -160,8 +210,14 @@ func (e *Estimator) Message(m llm.Message) int {
 	return n
 }
 
-// Messages counts a history.
+// parallelBytes is the amount of uncounted text from which Messages counts
+// on every core.
+const parallelBytes = 64 << 10
+
+// Messages counts a history. A history with much uncounted text (a session
+// restored from disk, a new model) is counted on every core.
 func (e *Estimator) Messages(msgs []llm.Message) int {
+	e.warm(msgs)
 	n := 3
 	for _, m := range msgs {
 		n += e.Message(m)

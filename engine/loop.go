@@ -28,13 +28,16 @@ func (e *Engine) Run(ctx context.Context, in Input) iter.Seq[Event] {
 
 // Retry re-runs the model after the last turn ended in a retriable error. It
 // yields nothing when there is nothing to retry.
-func (e *Engine) Retry(ctx context.Context) iter.Seq[Event] {
+func (e *Engine) Retry(ctx context.Context) iter.Seq[Event] { return e.RetryTurn(ctx, "") }
+
+// RetryTurn is Retry with the turn id to use ("" = a new one).
+func (e *Engine) RetryTurn(ctx context.Context, taskID string) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		last := e.LastError()
 		if last == nil || !last.Retriable {
 			return
 		}
-		for ev := range e.start(ctx, "", func(t *turn) string {
+		for ev := range e.start(ctx, taskID, func(t *turn) string {
 			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: ""}}) {
 				return StatusInterrupted
 			}

@@ -175,3 +175,25 @@ func TestDemoProviderNotice(t *testing.T) {
 	require.Contains(t, init.Capabilities.Notice, "no API key is configured")
 	require.Contains(t, init.Capabilities.Methods, "turn.start")
 }
+
+func TestTurnRetryAfterRetriableError(t *testing.T) {
+	ts := startServer(t, withProvider(scripted.New(scripted.Response{Err: "upstream down", ErrKind: "server"}, scripted.Response{Text: "second try"})))
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	_, err := c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	_, err = c.StartTurn(tctx(t), sid, "go")
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"error"`)
+
+	var res TurnResult
+	require.NoError(t, c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res))
+	require.NotEmpty(t, res.TurnID)
+	evs = collectTurn(t, c, sid)
+	for _, ev := range evs {
+		require.Equal(t, res.TurnID, ev.TurnID, "every event of the retry carries its turn id (%s)", ev.Type)
+	}
+	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"completed"`)
+	require.Equal(t, "second try", textOf(evs))
+}

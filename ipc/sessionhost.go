@@ -195,7 +195,7 @@ func (h *sessionHost) runTurn(job turnJob) {
 	case jobStart:
 		events = eng.Run(ctx, job.input)
 	case jobRetry:
-		events = eng.Retry(ctx)
+		events = eng.RetryTurn(ctx, job.id)
 	case jobResume:
 		events = eng.ResumeTurn(ctx, job.id)
 	}

@@ -94,12 +94,13 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 	if last := eng.LastError(); (last == nil || !last.Retriable) && !h.running() {
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
-	pos, err := h.enqueue(turnJob{kind: jobRetry})
+	id := newTurnID()
+	pos, err := h.enqueue(turnJob{kind: jobRetry, id: id})
 	if err != nil {
 		return nil, err
 	}
 	c.noteTurn(p.SessionID)
-	return TurnResult{Queued: pos}, nil
+	return TurnResult{TurnID: id, Queued: pos}, nil
 }
 
 func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {

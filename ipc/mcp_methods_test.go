@@ -472,3 +472,19 @@ func BenchmarkMCPList(b *testing.B) {
 		}
 	}
 }
+
+// The OCR preset's model fallback asks the default profile's model, with the
+// image attached.
+func TestOCRVisionFallbackUsesTheDefaultModel(t *testing.T) {
+	p := scripted.New()
+	p.AppendChat("HELLO FROM THE IMAGE")
+	ts := startServer(t, withProvider(p))
+	text, err := ts.srv.ocrVision(tctx(t), "data:image/png;base64,iVBORw0KGgo=")
+	require.NoError(t, err)
+	require.Equal(t, "HELLO FROM THE IMAGE", text)
+	reqs := p.ChatRequests()
+	require.Len(t, reqs, 1)
+	atts := reqs[0].Messages[0].Attachments
+	require.Len(t, atts, 1)
+	require.Equal(t, "image/png", atts[0].MimeType)
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
@@ -97,7 +98,7 @@ func (s *Server) openMCP(projectID, root string) {
 	pm := &projectMCP{id: projectID, path: path, ctx: ctx, cancel: cancel, warnings: nonNilWarnings(warns)}
 	pm.mgr = mcp.NewManager(mcp.WithBuiltinConfigs(cfgs), mcp.Options{
 		Workspace: root,
-		Builtin:   mcp.BuiltinContext{Workspace: ws},
+		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
 		OnStatus:  func(st mcp.Status) { s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, Status: st}) },
 		Logger:    s.log.With("project", projectID),
 	})
@@ -329,4 +330,41 @@ func newMCPChanged(projectID, source string, added, removed, changed []string, w
 		Added: nonNilStrings(added), Removed: nonNilStrings(removed), Changed: nonNilStrings(changed),
 		Warnings: nonNilWarnings(warnings),
 	}
+}
+
+// ocrPrompt asks a multimodal model for the text of an image.
+const ocrPrompt = "Transcribe all the text in this image exactly, preserving line breaks and reading order. Reply with the text only."
+
+// ocrVision is the OCR preset's last fallback (after macOS Vision and
+// tesseract): the default provider profile's model reads the image. It is
+// resolved at call time, so a key or profile set later is used.
+func (s *Server) ocrVision(ctx context.Context, imageDataURL string) (string, error) {
+	prof, err := s.profile(ctx, DefaultProfile)
+	if err != nil {
+		return "", err
+	}
+	prov, model, err := s.providers.provider(ctx, prof, "")
+	if err != nil {
+		return "", err
+	}
+	return prov.Chat(ctx, llm.ChatRequest{
+		Model:     model,
+		ReqID:     "ocr",
+		MaxTokens: 4096,
+		Messages: []llm.Message{{
+			Role:        llm.RoleUser,
+			Content:     ocrPrompt,
+			Attachments: []llm.Attachment{{Name: "image", MimeType: dataURLMime(imageDataURL), DataURL: imageDataURL}},
+		}},
+	})
+}
+
+// dataURLMime returns the media type of a data URL ("image/png").
+func dataURLMime(u string) string {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "application/octet-stream"
+	}
+	mt, _, _ := strings.Cut(rest, ";")
+	return mt
 }

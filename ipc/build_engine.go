@@ -5,6 +5,7 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/tools/conflict"
+	"github.com/zqagent/sidecar/tools/web"
 )
 
 // engineSpec is what a session's engine is built from (the session's row,
@@ -50,6 +51,8 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		// Forwards explore's tool calls to the UI (parentReqId).
 		SubagentHookFactory: h.subagentHook,
 		Watcher:             sp.Watcher,
+		// web_search asks the backend the app configured (search.set).
+		Web: web.Options{Search: searchBackend{h.s}},
 	}
 	if len(sp.Hooks) > 0 {
 		opts.Hook = engine.CompositeHook(sp.Hooks)

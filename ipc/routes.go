@@ -28,6 +28,7 @@ func (s *Server) routeGroups() []map[string]handler {
 		s.vcsRoutes(),       // vcs_methods.go
 		s.mcpRoutes(),       // mcp_methods.go
 		s.terminalRoutes(),  // terminal_methods.go
+		s.searchRoutes(),    // websearch.go
 	}
 }
 

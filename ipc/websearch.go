@@ -1,0 +1,139 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/web"
+)
+
+// The web_search tool's backend is configured by the shell with search.set
+// and kept in the store's settings. Every session's web_search reads it at
+// call time (searchBackend), so a change applies to the next search without
+// reloading engines. Brave's API key lives in the keychain like the model
+// keys: keys.set {provider: "brave"}.
+
+// searchSettingKey is the store setting holding the backend.
+const searchSettingKey = "webSearch"
+
+// Search backend kinds.
+const (
+	SearchNone    = "none"
+	SearchSearXNG = "searxng"
+	SearchBrave   = "brave"
+)
+
+// SearchConfig is the web_search backend on the wire.
+type SearchConfig struct {
+	Kind    string `json:"kind"`              // none | searxng | brave
+	BaseURL string `json:"baseUrl,omitempty"` // SearXNG instance, or a Brave-compatible endpoint
+	// KeyConfigured reports (for brave) whether keys.set stored a key.
+	KeyConfigured bool `json:"keyConfigured"`
+}
+
+func (s *Server) searchRoutes() map[string]handler {
+	return map[string]handler{
+		"search.get": s.searchGet,
+		"search.set": s.searchSet,
+	}
+}
+
+// searchConfig reads the stored backend (kind none when unset).
+func (s *Server) searchConfig(ctx context.Context) (SearchConfig, error) {
+	raw, err := s.opts.Store.Setting(ctx, searchSettingKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return SearchConfig{Kind: SearchNone}, nil
+	}
+	if err != nil {
+		return SearchConfig{}, err
+	}
+	var c SearchConfig
+	if err := json.Unmarshal(raw, &c); err != nil || c.Kind == "" {
+		return SearchConfig{Kind: SearchNone}, nil
+	}
+	return c, nil
+}
+
+func (s *Server) searchGet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct{}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	c, err := s.searchConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.Kind == SearchBrave {
+		c.KeyConfigured = s.keyStatus(SearchBrave).Configured
+	}
+	return c, nil
+}
+
+func (s *Server) searchSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p struct {
+		Kind    string `json:"kind" rpc:"required"`
+		BaseURL string `json:"baseUrl"`
+	}
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	c := SearchConfig{Kind: p.Kind, BaseURL: p.BaseURL}
+	switch p.Kind {
+	case SearchNone:
+		c.BaseURL = ""
+	case SearchSearXNG:
+		if p.BaseURL == "" {
+			return nil, invalidField("baseUrl", "required for searxng")
+		}
+		fallthrough
+	case SearchBrave:
+		if p.BaseURL != "" {
+			u, err := url.Parse(p.BaseURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, invalidField("baseUrl", "must be an http or https URL")
+			}
+		}
+	default:
+		return nil, invalidField("kind", "must be none, searxng or brave")
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.opts.Store.SetSetting(ctx, searchSettingKey, b); err != nil {
+		return nil, fmt.Errorf("save search backend: %w", err)
+	}
+	if c.Kind == SearchBrave {
+		c.KeyConfigured = s.keyStatus(SearchBrave).Configured
+	}
+	return c, nil
+}
+
+// searchBackend is the web_search backend of every session: it resolves the
+// configured backend at each search.
+type searchBackend struct{ s *Server }
+
+var _ web.SearchBackend = searchBackend{}
+
+func (b searchBackend) Search(ctx context.Context, query string, n int) ([]web.SearchResult, error) {
+	c, err := b.s.searchConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch c.Kind {
+	case SearchSearXNG:
+		return (&web.SearXNG{BaseURL: c.BaseURL}).Search(ctx, query, n)
+	case SearchBrave:
+		key := b.s.providers.keyFunc(SearchBrave)
+		return (&web.Brave{BaseURL: c.BaseURL, APIKey: func() string {
+			k, _ := key(ctx)
+			return k
+		}}).Search(ctx, query, n)
+	}
+	return nil, tools.Errorf("unavailable", "%w: no web search backend is configured; the app can set one with search.set (SearXNG or Brave)", tools.ErrUnavailable)
+}

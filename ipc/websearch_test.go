@@ -1,0 +1,57 @@
+package ipc
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+)
+
+func TestSearchBackendConfiguredByTheShell(t *testing.T) {
+	searx := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"results": []any{map[string]any{"title": "Result for " + r.URL.Query().Get("q"), "url": "https://example.org", "content": "snippet"}}})
+	}))
+	defer searx.Close()
+	search := scripted.Response{ToolCalls: []llm.ToolCall{{ID: "s1", Name: "web_search", Arguments: `{"query":"zqagent"}`}}}
+	p := scripted.New(search, scripted.Response{Text: "no backend"}, search, scripted.Response{Text: "found"})
+	ts := startServer(t, withProvider(p))
+	c := ts.dial(t)
+	sid := ts.session(t, c, map[string]any{"mode": "auto", "vcs": "off"})
+	_, err := c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	searchResult := func() string {
+		_, err := c.StartTurn(tctx(t), sid, "search")
+		require.NoError(t, err)
+		for _, ev := range collectTurn(t, c, sid) {
+			if ev.Type == "tool_finished" {
+				var d struct{ Status, Result_preview string }
+				require.NoError(t, json.Unmarshal(ev.Data, &d))
+				return d.Status + ": " + d.Result_preview
+			}
+		}
+		return ""
+	}
+
+	var cfg SearchConfig
+	require.NoError(t, c.Call(tctx(t), "search.get", map[string]any{}, &cfg))
+	require.Equal(t, SearchNone, cfg.Kind)
+	require.Contains(t, searchResult(), "no web search backend is configured")
+
+	ce := callErr(t, c, "search.set", map[string]any{"kind": "searxng"})
+	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Contains(t, ce.Message, "baseUrl")
+	ce = callErr(t, c, "search.set", map[string]any{"kind": "bing"})
+	require.Contains(t, ce.Message, "kind")
+	require.NoError(t, c.Call(tctx(t), "search.set", map[string]any{"kind": "searxng", "baseUrl": searx.URL}, &cfg))
+	require.Equal(t, SearchSearXNG, cfg.Kind)
+
+	got := searchResult()
+	require.Contains(t, got, "ok: ")
+	require.Contains(t, got, "Result for zqagent", fmt.Sprint("the running session used the new backend: ", got))
+}

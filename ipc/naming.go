@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -17,7 +18,7 @@ const namingTimeout = 30 * time.Second
 // names sessions; scripted and demo providers leave the title empty. It runs
 // on its own goroutine (owned by the server) so the turn queue never waits.
 func (h *sessionHost) maybeName(eng *engine.Engine) {
-	if h.s.providers.kindLoaded() != ProviderOpenAI {
+	if _, real := eng.Provider().(*openai.Provider); !real {
 		return
 	}
 	h.s.wg.Go(func() {

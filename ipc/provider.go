@@ -204,18 +204,6 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-// kindLoaded is the kind of the default profile's provider built so far (""
-// before the first turn); ProviderOpenAI as soon as any profile's
-// OpenAI-compatible provider was built.
-func (p *providerSource) kindLoaded() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.kind != ProviderScripted && len(p.built) > 0 {
-		return ProviderOpenAI
-	}
-	return p.kind
-}
-
 // reset forgets the chosen providers, so that the next engine built chooses
 // again (after a key or a profile was set or deleted). Loaded engines keep
 // theirs until they are rebuilt; ResetProvider also releases the idle ones.

@@ -306,3 +306,28 @@ func FuzzProfileURLs(f *testing.F) {
 		}
 	})
 }
+
+// A session on a real model (here a non-default profile's) is named after
+// its first turn: session_named {source: auto} with the model's title.
+func TestRealModelSessionIsNamedAutomatically(t *testing.T) {
+	f := newFakeOpenAI(t)
+	t.Setenv("NAMER_API_KEY", "sk-namer-env-key-0001")
+	ts := startServer(t, withModelProviders())
+	c := ts.dial(t)
+	require.NoError(t, c.Call(tctx(t), "providers.set", map[string]any{"name": "namer", "baseUrl": f.baseURL(), "apiMode": "chat", "defaultModel": "m-small"}, nil))
+	sid, err := c.CreateSession(tctx(t), ts.project(t, c), map[string]any{"provider": "namer", "vcs": "off"})
+	require.NoError(t, err)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	_, err = c.StartTurn(tctx(t), sid, "please refactor the parser")
+	require.NoError(t, err)
+	collectTurn(t, c, sid)
+	ev := nextOfType(t, c, sid, "session_named")
+	require.JSONEq(t, `{"taskId":"","name":"A title","source":"auto"}`, string(ev.Data))
+	var got struct {
+		Session SessionInfo `json:"session"`
+	}
+	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
+	require.Equal(t, "A title", got.Session.Title)
+	require.Equal(t, "auto", got.Session.TitleSource)
+}

@@ -46,6 +46,7 @@ type providerSource struct {
 	apiKey  func(ctx context.Context) (string, error) // the default profile's key
 	keyring *keychain.Keyring                         // nil: keys come from the environment
 	fixed   llm.Provider                              // Options.Provider: never re-chosen
+	logDir  string                                    // Options.AuditLogDir
 
 	mu     sync.Mutex // guards the fields below
 	kind   string     // kind of the default profile's provider ("" before it was chosen)
@@ -60,7 +61,7 @@ type builtProvider struct {
 }
 
 func newProviderSource(opts Options) *providerSource {
-	p := &providerSource{keyring: opts.Keyring, fixed: opts.Provider, built: map[string]builtProvider{}}
+	p := &providerSource{keyring: opts.Keyring, fixed: opts.Provider, built: map[string]builtProvider{}, logDir: opts.AuditLogDir}
 	p.apiKey = opts.APIKey
 	if p.apiKey == nil {
 		p.apiKey = p.keyFunc(DefaultProfile)
@@ -185,6 +186,7 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 		APIMode: prof.APIMode,
 		Headers: maps.Clone(prof.Headers),
 		Proxy:   prof.Proxy,
+		LogDir:  p.logDir,
 	})
 	p.built[prof.Name] = builtProvider{prov: prov, prof: prof}
 	return prov

@@ -52,6 +52,10 @@ type Options struct {
 	// Terminals is the PTY manager (terminal.* methods, the agent's
 	// terminal tools). Nil: no terminals. The owner closes it after Close.
 	Terminals *terminal.Manager
+	// AuditLogDir, when set, makes every model provider write an audit log
+	// of its requests there, one folder per day (keys and the
+	// Authorization header redacted). Empty: no audit log.
+	AuditLogDir string
 	// Keyring holds the API keys (keys.* methods). Nil: keys.* report the
 	// keychain as unavailable.
 	Keyring *keychain.Keyring

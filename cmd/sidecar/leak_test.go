@@ -160,7 +160,10 @@ func TestE2EKeyNeverLeaks(t *testing.T) {
 	if keychainMode {
 		profile, env = "leak-"+hex.EncodeToString(rnd[:4]), []string{"OPENAI_API_KEY="}
 	}
-	env = append(env, "ZQAGENT_SCRIPT=")
+	// The provider's audit log goes inside the data dir, so the walks below
+	// check it too (it must redact the key).
+	auditDir := filepath.Join(dataDir, "audit")
+	env = append(env, "ZQAGENT_SCRIPT=", "ZQAGENT_AUDIT_LOG_DIR="+auditDir)
 	p := spawn(t, dataDir, env...)
 	c := p.connect(t)
 	require.NoError(t, c.Call(tctx(t), "providers.set", map[string]any{"name": profile, "baseUrl": f.srv.URL + "/v1", "apiMode": "chat", "defaultModel": "leak-model"}, nil))
@@ -244,6 +247,14 @@ func TestE2EKeyNeverLeaks(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "shutdown", nil, nil))
 	require.True(t, p.waitFor(15*time.Second))
 	require.Positive(t, requireNoKeyInDir(t, dataDir, []byte(key)))
+	audits := 0
+	require.NoError(t, filepath.WalkDir(auditDir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			audits++
+		}
+		return err
+	}))
+	require.Positive(t, audits, "the audit log recorded the model requests (and was scanned above)")
 	logs := p.stderr.String()
 	require.NotEmpty(t, logs)
 	require.NotContains(t, logs, key, "the key is never logged")

@@ -43,6 +43,7 @@ type config struct {
 	allowOrigins   []string
 	logLevel       slog.Level
 	keyringService string
+	auditLogDir    string
 }
 
 type stringList []string
@@ -65,6 +66,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Var(&origins, "allow-origin", "an Origin allowed to connect (repeatable), e.g. tauri://localhost")
 	fs.StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
+	fs.StringVar(&c.auditLogDir, "audit-log-dir", os.Getenv("ZQAGENT_AUDIT_LOG_DIR"), "write an audit log of every model request here, one folder per day (keys redacted); off when empty (env ZQAGENT_AUDIT_LOG_DIR)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -135,6 +137,7 @@ func run(args []string) error {
 		KeyringService: cfg.keyringService,
 		Keyring:        kr,
 		Terminals:      terms,
+		AuditLogDir:    cfg.auditLogDir,
 		APIKey:         apiKeySource(kr),
 		Logger:         log,
 		OnShutdown:     func() { close(shutdown) },

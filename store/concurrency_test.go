@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestFiftySessionsAtOnce: 50 sessions append events (group commit and

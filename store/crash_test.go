@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The crash test re-executes the test binary as a writer child (TestMain

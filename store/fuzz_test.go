@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzAppendData: whatever bytes a client sends as event data are either

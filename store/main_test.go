@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {

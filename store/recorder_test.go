@@ -6,6 +6,9 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRecorderTurn feeds a whole turn of real engine events through the

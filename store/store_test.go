@@ -12,6 +12,9 @@ import (
 
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/tools/confine"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestProjects(t *testing.T) {

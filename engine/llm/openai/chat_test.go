@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestChatStreamTextReasoningUsage(t *testing.T) {
@@ -27,21 +29,21 @@ func TestChatStreamTextReasoningUsage(t *testing.T) {
 	req.ReasoningEffort = "high"
 	req.MaxTokens = 500
 	r := collect(context.Background(), p, req)
-	noErr(t, r.err)
-	eq(t, "Hi there", r.content)
-	eq(t, "Let me think.", r.reasoning)
-	eq(t, "stop", r.final.FinishReason)
-	eq(t, &llm.Usage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19, ReasoningTokens: 3, CachedTokens: 4}, r.final.Usage)
-	eq(t, 0, f.count("/v1/responses"), "forced chat mode never tries the Responses API")
+	require.NoError(t, r.err)
+	require.Equal(t, "Hi there", r.content)
+	require.Equal(t, "Let me think.", r.reasoning)
+	require.Equal(t, "stop", r.final.FinishReason)
+	require.Equal(t, &llm.Usage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19, ReasoningTokens: 3, CachedTokens: 4}, r.final.Usage)
+	require.Equal(t, 0, f.count("/v1/responses"), "forced chat mode never tries the Responses API")
 
 	body := f.last("/v1/chat/completions").Body
-	eq(t, true, body["stream"])
-	eq(t, map[string]any{"include_usage": true}, body["stream_options"])
-	eq(t, "high", body["reasoning_effort"])
-	eq(t, 500.0, body["max_completion_tokens"])
+	require.Equal(t, true, body["stream"])
+	require.Equal(t, map[string]any{"include_usage": true}, body["stream_options"])
+	require.Equal(t, "high", body["reasoning_effort"])
+	require.Equal(t, 500.0, body["max_completion_tokens"])
 	msgs := body["messages"].([]any)
-	eq(t, 2, len(msgs))
-	eq(t, map[string]any{"role": "system", "content": "You are a test."}, msgs[0])
+	require.Equal(t, 2, len(msgs))
+	require.Equal(t, map[string]any{"role": "system", "content": "You are a test."}, msgs[0])
 }
 
 func TestChatParallelToolCallsSplitOverDeltas(t *testing.T) {
@@ -61,14 +63,14 @@ func TestChatParallelToolCallsSplitOverDeltas(t *testing.T) {
 	})
 	p := f.provider(func(o *Options) { o.APIMode = ModeChat })
 	r := collect(context.Background(), p, userReq("gpt-4o", "look"))
-	noErr(t, r.err)
-	eq(t, "tool_calls", r.final.FinishReason)
-	eq(t, []llm.ToolCall{
+	require.NoError(t, r.err)
+	require.Equal(t, "tool_calls", r.final.FinishReason)
+	require.Equal(t, []llm.ToolCall{
 		{ID: "call_A", Name: "read_file", Arguments: `{"path":"a.go"}`},
 		{ID: "call_B", Name: "grep", Arguments: `{"pattern":"TODO"}`},
 	}, r.final.ToolCalls)
 	for _, ch := range r.chunks[:len(r.chunks)-1] {
-		check(t, len(ch.ToolCalls) == 0, "tool calls arrive complete on the final chunk only")
+		require.True(t, len(ch.ToolCalls) == 0, "tool calls arrive complete on the final chunk only")
 	}
 }
 
@@ -87,32 +89,32 @@ func TestChatWireHistory(t *testing.T) {
 	}
 	toJSON := func(deepseek bool) []map[string]any {
 		b, err := json.Marshal(chatMessages(msgs, deepseek))
-		noErr(t, err)
+		require.NoError(t, err)
 		var out []map[string]any
-		noErr(t, json.Unmarshal(b, &out))
+		require.NoError(t, json.Unmarshal(b, &out))
 		return out
 	}
 	got := toJSON(false)
-	eq(t, 7, len(got))
-	eq(t, map[string]any{"role": "assistant", "content": "old answer"}, got[2])
-	eq(t, []any{
+	require.Equal(t, 7, len(got))
+	require.Equal(t, map[string]any{"role": "assistant", "content": "old answer"}, got[2])
+	require.Equal(t, []any{
 		map[string]any{"type": "text", "text": "see this"},
 		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
 		map[string]any{"type": "text", "text": "[attachment notes.bin (application/octet-stream) cannot be shown to this model]"},
 	}, got[3]["content"])
-	eq(t, []any{
+	require.Equal(t, []any{
 		map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "read_file", "arguments": `{"path":"x"}`}},
 		map[string]any{"id": "c2", "type": "function", "function": map[string]any{"name": "list_files", "arguments": `{}`}},
 	}, got[4]["tool_calls"])
 	_, has := got[4]["reasoning_content"]
-	check(t, !has, "no reasoning_content for OpenAI")
-	eq(t, map[string]any{"role": "tool", "content": "file body", "tool_call_id": "c1"}, got[5])
-	eq(t, "(empty)", got[6]["content"])
+	require.True(t, !has, "no reasoning_content for OpenAI")
+	require.Equal(t, map[string]any{"role": "tool", "content": "file body", "tool_call_id": "c1"}, got[5])
+	require.Equal(t, "(empty)", got[6]["content"])
 
 	ds := toJSON(true)
-	eq(t, "plan", ds[4]["reasoning_content"], "DeepSeek gets the reasoning of the current tool loop back")
+	require.Equal(t, "plan", ds[4]["reasoning_content"], "DeepSeek gets the reasoning of the current tool loop back")
 	_, has = ds[2]["reasoning_content"]
-	check(t, !has, "older reasoning is dropped")
+	require.True(t, !has, "older reasoning is dropped")
 }
 
 func TestChatNonStreamed(t *testing.T) {
@@ -122,11 +124,11 @@ func TestChatNonStreamed(t *testing.T) {
 	})
 	p := f.provider(nil)
 	text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-4o-mini", MaxTokens: 20, Messages: []llm.Message{{Role: llm.RoleUser, Content: "name this"}}})
-	noErr(t, err)
-	eq(t, "Fix login bug", text)
+	require.NoError(t, err)
+	require.Equal(t, "Fix login bug", text)
 	body := f.last("/v1/chat/completions").Body
-	check(t, body["stream"] != true, "Chat is not streamed")
-	eq(t, 20.0, body["max_completion_tokens"])
+	require.True(t, body["stream"] != true, "Chat is not streamed")
+	require.Equal(t, 20.0, body["max_completion_tokens"])
 }
 
 func TestModels(t *testing.T) {
@@ -135,13 +137,13 @@ func TestModels(t *testing.T) {
 		jsonError(w, 200, `{"object":"list","data":[{"id":"gpt-4o","object":"model","created":1,"owned_by":"openai"},{"id":"deepseek-chat","object":"model","created":1,"owned_by":"x"},{"id":"gpt-4o","object":"model"}]}`)
 	})
 	ids, err := f.provider(nil).Models(context.Background())
-	noErr(t, err)
-	eq(t, []string{"deepseek-chat", "gpt-4o"}, ids)
-	eq(t, "Bearer "+testKey, f.last("/v1/models").Header.Get("Authorization"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"deepseek-chat", "gpt-4o"}, ids)
+	require.Equal(t, "Bearer "+testKey, f.last("/v1/models").Header.Get("Authorization"))
 }
 
 func TestEmptyAssistantMessagesAreDropped(t *testing.T) {
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant}, {Role: llm.RoleUser, Content: "again"}}
-	eq(t, 2, len(chatMessages(msgs, false)))
-	eq(t, 2, len(responsesInput(msgs)))
+	require.Equal(t, 2, len(chatMessages(msgs, false)))
+	require.Equal(t, 2, len(responsesInput(msgs)))
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestDeepSeekQuirks(t *testing.T) {
@@ -26,11 +28,11 @@ func TestDeepSeekQuirks(t *testing.T) {
 		req := userReq("deepseek-reasoner", "hi")
 		req.ReasoningEffort = "high"
 		req.Tools = tools
-		noErr(t, collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), req).err)
+		require.NoError(t, collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), req).err)
 		body := f.last("/v1/chat/completions").Body
 		_, has := body["reasoning_effort"]
-		check(t, !has, "DeepSeek gets no reasoning_effort: ", f.last("/v1/chat/completions").Raw)
-		eq(t, 2, len(body["tools"].([]any)), "chat keeps the local web_search tool")
+		require.True(t, !has, "DeepSeek gets no reasoning_effort: ", f.last("/v1/chat/completions").Raw)
+		require.Equal(t, 2, len(body["tools"].([]any)), "chat keeps the local web_search tool")
 	})
 	t.Run("base URL names deepseek", func(t *testing.T) {
 		f := newFakeAPI(t)
@@ -38,9 +40,9 @@ func TestDeepSeekQuirks(t *testing.T) {
 		req := userReq("some-model", "hi")
 		req.ReasoningEffort = "low"
 		p := f.provider(func(o *Options) { o.APIMode = ModeChat; o.BaseURL = f.srv.URL + "/deepseek/v1" })
-		noErr(t, collect(context.Background(), p, req).err)
+		require.NoError(t, collect(context.Background(), p, req).err)
 		_, has := f.last("/deepseek/v1/chat/completions").Body["reasoning_effort"]
-		check(t, !has, "no reasoning_effort for a DeepSeek base URL")
+		require.True(t, !has, "no reasoning_effort for a DeepSeek base URL")
 	})
 	t.Run("responses injects builtin web_search", func(t *testing.T) {
 		f := newFakeAPI(t)
@@ -48,11 +50,11 @@ func TestDeepSeekQuirks(t *testing.T) {
 		req := userReq("deepseek-chat", "hi")
 		req.ReasoningEffort = "high"
 		req.Tools = tools
-		noErr(t, collect(context.Background(), f.provider(nil), req).err)
+		require.NoError(t, collect(context.Background(), f.provider(nil), req).err)
 		body := f.last("/v1/responses").Body
 		_, has := body["reasoning"]
-		check(t, !has, "no reasoning block for DeepSeek")
-		eq(t, []any{
+		require.True(t, !has, "no reasoning block for DeepSeek")
+		require.Equal(t, []any{
 			map[string]any{"type": "function", "name": "read_file", "parameters": map[string]any{"type": "object"}},
 			map[string]any{"type": "web_search"},
 		}, body["tools"])
@@ -62,8 +64,8 @@ func TestDeepSeekQuirks(t *testing.T) {
 		f.handle("/v1/chat/completions", chatOK)
 		req := userReq("gpt-5", "hi")
 		req.ReasoningEffort = "low"
-		noErr(t, collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), req).err)
-		eq(t, "low", f.last("/v1/chat/completions").Body["reasoning_effort"])
+		require.NoError(t, collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), req).err)
+		require.Equal(t, "low", f.last("/v1/chat/completions").Body["reasoning_effort"])
 	})
 }
 
@@ -76,13 +78,13 @@ func TestAPIKeyIsReadAtEachRequest(t *testing.T) {
 		o.APIMode = ModeChat
 		o.APIKey = func(context.Context) (string, error) { return key.Load().(string), nil }
 	})
-	noErr(t, collect(context.Background(), p, userReq("gpt-4o", "one")).err)
+	require.NoError(t, collect(context.Background(), p, userReq("gpt-4o", "one")).err)
 	key.Store("sk-second-key-bbbbbbb") // changed in the UI
-	noErr(t, collect(context.Background(), p, userReq("gpt-4o", "two")).err)
+	require.NoError(t, collect(context.Background(), p, userReq("gpt-4o", "two")).err)
 	reqs := f.all()
-	eq(t, 2, len(reqs))
-	eq(t, "Bearer sk-first-key-aaaaaaaa", reqs[0].Header.Get("Authorization"))
-	eq(t, "Bearer sk-second-key-bbbbbbb", reqs[1].Header.Get("Authorization"))
+	require.Equal(t, 2, len(reqs))
+	require.Equal(t, "Bearer sk-first-key-aaaaaaaa", reqs[0].Header.Get("Authorization"))
+	require.Equal(t, "Bearer sk-second-key-bbbbbbb", reqs[1].Header.Get("Authorization"))
 }
 
 func TestEnvKeyAndHeaders(t *testing.T) {
@@ -91,10 +93,10 @@ func TestEnvKeyAndHeaders(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-from-env-cccccccc")
 	p := New(Options{BaseURL: f.srv.URL + "/v1", APIMode: ModeChat, Headers: map[string]string{"X-Title": "zqagent"}})
 	defer p.CloseIdleConnections()
-	noErr(t, collect(context.Background(), p, userReq("gpt-4o", "hi")).err)
+	require.NoError(t, collect(context.Background(), p, userReq("gpt-4o", "hi")).err)
 	h := f.last("/v1/chat/completions").Header
-	eq(t, "Bearer sk-from-env-cccccccc", h.Get("Authorization"))
-	eq(t, "zqagent", h.Get("X-Title"))
+	require.Equal(t, "Bearer sk-from-env-cccccccc", h.Get("Authorization"))
+	require.Equal(t, "zqagent", h.Get("X-Title"))
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -102,27 +104,27 @@ func TestConfigErrors(t *testing.T) {
 	f.handle("/v1/chat/completions", chatOK)
 	noKey := f.provider(func(o *Options) { o.APIKey = func(context.Context) (string, error) { return " ", nil } })
 	r := collect(context.Background(), noKey, userReq("gpt-4o", "hi"))
-	check(t, errors.Is(r.err, llm.ErrNoAPIKey), r.err)
-	eq(t, llm.KindConfig, llm.KindOf(r.err))
-	check(t, strings.Contains(r.err.Error(), "OPENAI_API_KEY") && strings.Contains(r.err.Error(), "keys.set"), r.err)
+	require.True(t, errors.Is(r.err, llm.ErrNoAPIKey), r.err)
+	require.Equal(t, llm.KindConfig, llm.KindOf(r.err))
+	require.True(t, strings.Contains(r.err.Error(), "OPENAI_API_KEY") && strings.Contains(r.err.Error(), "keys.set"), r.err)
 	_, err := noKey.Chat(context.Background(), llm.ChatRequest{Model: "gpt-4o"})
-	check(t, errors.Is(err, llm.ErrNoAPIKey), err)
+	require.True(t, errors.Is(err, llm.ErrNoAPIKey), err)
 
 	r = collect(context.Background(), f.provider(nil), userReq("", "hi"))
-	check(t, errors.Is(r.err, llm.ErrNoModel), r.err)
-	eq(t, llm.KindConfig, llm.KindOf(r.err))
+	require.True(t, errors.Is(r.err, llm.ErrNoModel), r.err)
+	require.Equal(t, llm.KindConfig, llm.KindOf(r.err))
 
 	keyErr := f.provider(func(o *Options) {
 		o.APIKey = func(context.Context) (string, error) { return "", errors.New("keychain locked") }
 	})
 	r = collect(context.Background(), keyErr, userReq("gpt-4o", "hi"))
-	check(t, errors.Is(r.err, llm.ErrNoAPIKey) && strings.Contains(r.err.Error(), "keychain locked"), r.err)
+	require.True(t, errors.Is(r.err, llm.ErrNoAPIKey) && strings.Contains(r.err.Error(), "keychain locked"), r.err)
 
 	for _, o := range []Options{{BaseURL: "ftp://x"}, {BaseURL: "http://x", Proxy: "http://not-socks:1"}} {
 		r = collect(context.Background(), New(o), userReq("gpt-4o", "hi"))
-		eq(t, llm.KindConfig, llm.KindOf(r.err), r.err)
+		require.Equal(t, llm.KindConfig, llm.KindOf(r.err), r.err)
 	}
-	eq(t, 0, len(f.all()), "no request leaves without a key, a model and a valid configuration")
+	require.Equal(t, 0, len(f.all()), "no request leaves without a key, a model and a valid configuration")
 }
 
 func TestFromEnv(t *testing.T) {
@@ -132,20 +134,20 @@ func TestFromEnv(t *testing.T) {
 		"OPENAI_MAX_RETRIES": "0", "NETWORK_RETRY_MAX": "5", "NETWORK_RETRY_BASE_MS": "100",
 	}
 	o := fromLookup(func(k string) string { return env[k] })
-	eq(t, Options{BaseURL: "https://api.deepseek.com/v1", Proxy: "socks5://127.0.0.1:1080", APIMode: ModeChat,
+	require.Equal(t, Options{BaseURL: "https://api.deepseek.com/v1", Proxy: "socks5://127.0.0.1:1080", APIMode: ModeChat,
 		Timeout: 5 * time.Second, StreamIdle: 9 * time.Second, MaxRetries: 0, NetworkRetryMax: 5,
 		NetworkRetryBase: 100 * time.Millisecond}, o)
 
 	d := fromLookup(func(string) string { return "" }).withDefaults(func(string) string { return "" })
-	eq(t, DefaultBaseURL, d.BaseURL)
-	eq(t, ModeAuto, d.APIMode)
-	eq(t, DefaultStreamIdle, d.StreamIdle)
-	eq(t, DefaultMaxRetries, d.MaxRetries)
-	eq(t, DefaultNetworkRetryMax, d.NetworkRetryMax)
-	eq(t, DefaultNetworkRetryBase, d.NetworkRetryBase)
+	require.Equal(t, DefaultBaseURL, d.BaseURL)
+	require.Equal(t, ModeAuto, d.APIMode)
+	require.Equal(t, DefaultStreamIdle, d.StreamIdle)
+	require.Equal(t, DefaultMaxRetries, d.MaxRetries)
+	require.Equal(t, DefaultNetworkRetryMax, d.NetworkRetryMax)
+	require.Equal(t, DefaultNetworkRetryBase, d.NetworkRetryBase)
 
 	p := New(Options{Proxy: "socks5://127.0.0.1:1080"})
-	noErr(t, p.clientErr, "a SOCKS5 proxy URL is accepted")
+	require.NoError(t, p.clientErr, "a SOCKS5 proxy URL is accepted")
 }
 
 func TestAuditLogRedactsKey(t *testing.T) {
@@ -166,9 +168,9 @@ func TestAuditLogRedactsKey(t *testing.T) {
 	req.ReqID = "turn-7/iter-1"
 	req.Messages[1].Attachments = []llm.Attachment{{Name: "a.png", MimeType: "image/png", DataURL: "data:image/png;base64," + strings.Repeat("QUFB", 100)}}
 	r := collect(context.Background(), p, req)
-	noErr(t, r.err)
+	require.NoError(t, r.err)
 	_, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-4o", ReqID: "name-1", Messages: req.Messages})
-	check(t, err != nil, "the chat handler streams, so the non-streamed decode fails; it is still logged")
+	require.True(t, err != nil, "the chat handler streams, so the non-streamed decode fails; it is still logged")
 
 	var files []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -180,16 +182,16 @@ func TestAuditLogRedactsKey(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		check(t, !strings.Contains(string(b), testKey), "key leaked into ", path)
-		check(t, !strings.Contains(string(b), "QUFBQUFB"), "inline media are shortened")
+		require.True(t, !strings.Contains(string(b), testKey), "key leaked into ", path)
+		require.True(t, !strings.Contains(string(b), "QUFBQUFB"), "inline media are shortened")
 		return nil
 	})
-	noErr(t, err)
+	require.NoError(t, err)
 	day := time.Now().UTC().Format("2006-01-02")
-	eq(t, []string{filepath.Join(dir, day, "name-1.json"), filepath.Join(dir, day, "turn-7_iter-1.json")}, files)
+	require.Equal(t, []string{filepath.Join(dir, day, "name-1.json"), filepath.Join(dir, day, "turn-7_iter-1.json")}, files)
 	b, err := os.ReadFile(files[1])
-	noErr(t, err)
+	require.NoError(t, err)
 	for _, want := range []string{`"model": "gpt-4o"`, `"api": "chat"`, `"finishReason": "stop"`, `"Authorization": "Bearer [redacted]"`, `"X-Title": "zq"`, `"content": "echo [redacted]"`, `<400 base64 chars>`} {
-		check(t, strings.Contains(string(b), want), "audit lacks ", want, "\n", string(b))
+		require.True(t, strings.Contains(string(b), want), "audit lacks ", want, "\n", string(b))
 	}
 }

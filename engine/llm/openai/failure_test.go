@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestHTTPErrorsAreClassified(t *testing.T) {
@@ -35,17 +37,17 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 				f.handle("/v1/chat/completions", fail)
 				r := collect(context.Background(), f.provider(func(o *Options) { o.APIMode = mode }), userReq("gpt-5", "hi"))
 				var le *llm.Error
-				check(t, errors.As(r.err, &le), "want *llm.Error, got", r.err)
-				eq(t, tc.kind, le.Kind, mode, r.err)
-				eq(t, tc.status, le.Status, mode)
-				check(t, !hasText(le.Error(), testKey), "the key never appears in errors")
+				require.True(t, errors.As(r.err, &le), "want *llm.Error, got", r.err)
+				require.Equal(t, tc.kind, le.Kind, mode, r.err)
+				require.Equal(t, tc.status, le.Status, mode)
+				require.True(t, !hasText(le.Error(), testKey), "the key never appears in errors")
 				used := "/v1/responses"
 				if mode == ModeChat {
 					used = "/v1/chat/completions"
 				}
-				eq(t, tc.attempts, f.count(used), mode, " attempts")
-				eq(t, tc.attempts, len(f.all()), mode, ": 401/429/5xx/overflow never fall back")
-				eq(t, 0, len(r.retries), "status retries are silent")
+				require.Equal(t, tc.attempts, f.count(used), mode, " attempts")
+				require.Equal(t, tc.attempts, len(f.all()), mode, ": 401/429/5xx/overflow never fall back")
+				require.Equal(t, 0, len(r.retries), "status retries are silent")
 			}
 		})
 	}
@@ -59,9 +61,9 @@ func TestMidStreamChatErrorIsClassified(t *testing.T) {
 		s.data(`{"error":{"message":"Rate limit exceeded mid-stream","type":"rate_limit_error","code":"rate_limit_exceeded"}}`)
 	})
 	r := collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), userReq("gpt-4o", "hi"))
-	eq(t, "par", r.content)
-	eq(t, llm.KindRateLimit, llm.KindOf(r.err), r.err)
-	eq(t, 1, f.count("/v1/chat/completions"), "no retry after content was yielded")
+	require.Equal(t, "par", r.content)
+	require.Equal(t, llm.KindRateLimit, llm.KindOf(r.err), r.err)
+	require.Equal(t, 1, f.count("/v1/chat/completions"), "no retry after content was yielded")
 }
 
 func TestKeepAliveCommentsAreTolerated(t *testing.T) {
@@ -75,8 +77,8 @@ func TestKeepAliveCommentsAreTolerated(t *testing.T) {
 		chatOK(w, r)
 	})
 	r := collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeChat }), userReq("gpt-4o", "hi"))
-	noErr(t, r.err)
-	eq(t, "Hello world", r.content)
+	require.NoError(t, r.err)
+	require.Equal(t, "Hello world", r.content)
 }
 
 func TestFallbackOn404IsCachedPerModel(t *testing.T) {
@@ -85,13 +87,13 @@ func TestFallbackOn404IsCachedPerModel(t *testing.T) {
 	p := f.provider(nil)
 	for i := range 2 {
 		r := collect(context.Background(), p, userReq("qwen-max", "hi"))
-		noErr(t, r.err)
-		eq(t, "Hello world", r.content, "request ", i)
+		require.NoError(t, r.err)
+		require.Equal(t, "Hello world", r.content, "request ", i)
 	}
-	eq(t, 1, f.count("/v1/responses"), "the second request goes straight to chat")
-	eq(t, 2, f.count("/v1/chat/completions"))
-	check(t, p.UsesChat("qwen-max"), "model cached as chat-only")
-	check(t, !p.UsesChat("other-model"), "cache is per model")
+	require.Equal(t, 1, f.count("/v1/responses"), "the second request goes straight to chat")
+	require.Equal(t, 2, f.count("/v1/chat/completions"))
+	require.True(t, p.UsesChat("qwen-max"), "model cached as chat-only")
+	require.True(t, !p.UsesChat("other-model"), "cache is per model")
 
 	// The cache is safe for concurrent use.
 	done := make(chan error, 4)
@@ -99,9 +101,9 @@ func TestFallbackOn404IsCachedPerModel(t *testing.T) {
 		go func() { done <- collect(context.Background(), p, userReq("qwen-max", "hi")).err }()
 	}
 	for range 4 {
-		noErr(t, <-done)
+		require.NoError(t, <-done)
 	}
-	eq(t, 1, f.count("/v1/responses"))
+	require.Equal(t, 1, f.count("/v1/responses"))
 }
 
 func TestFallbackOnUnsupportedParameterIsOneShot(t *testing.T) {
@@ -113,20 +115,20 @@ func TestFallbackOnUnsupportedParameterIsOneShot(t *testing.T) {
 	p := f.provider(nil)
 	for range 2 {
 		r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-		noErr(t, r.err)
-		eq(t, "Hello world", r.content)
+		require.NoError(t, r.err)
+		require.Equal(t, "Hello world", r.content)
 	}
-	eq(t, 2, f.count("/v1/responses"), "incompatible parameters fall back this time only")
-	check(t, !p.UsesChat("gpt-4o"), "not cached")
+	require.Equal(t, 2, f.count("/v1/responses"), "incompatible parameters fall back this time only")
+	require.True(t, !p.UsesChat("gpt-4o"), "not cached")
 }
 
 func TestForcedResponsesModeNeverFallsBack(t *testing.T) {
 	f := newFakeAPI(t)
 	f.handle("/v1/chat/completions", chatOK)
 	r := collect(context.Background(), f.provider(func(o *Options) { o.APIMode = ModeResponses }), userReq("gpt-5", "hi"))
-	eq(t, llm.KindUnsupported, llm.KindOf(r.err), r.err)
-	eq(t, 404, r.err.(*llm.Error).Status)
-	eq(t, 0, f.count("/v1/chat/completions"))
+	require.Equal(t, llm.KindUnsupported, llm.KindOf(r.err), r.err)
+	require.Equal(t, 404, r.err.(*llm.Error).Status)
+	require.Equal(t, 0, f.count("/v1/chat/completions"))
 }
 
 func TestStalledStreamTripsWatchdog(t *testing.T) {
@@ -138,9 +140,9 @@ func TestStalledStreamTripsWatchdog(t *testing.T) {
 	})
 	p := f.provider(func(o *Options) { o.APIMode = ModeChat; o.StreamIdle = 150 * time.Millisecond })
 	r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-	eq(t, "partial", r.content)
-	check(t, errors.Is(r.err, llm.ErrStreamIdle), "want ErrStreamIdle, got", r.err)
-	eq(t, llm.KindNetwork, llm.KindOf(r.err))
+	require.Equal(t, "partial", r.content)
+	require.True(t, errors.Is(r.err, llm.ErrStreamIdle), "want ErrStreamIdle, got", r.err)
+	require.Equal(t, llm.KindNetwork, llm.KindOf(r.err))
 }
 
 func TestHeaderTimeoutIsRetriedThenReported(t *testing.T) {
@@ -150,10 +152,10 @@ func TestHeaderTimeoutIsRetriedThenReported(t *testing.T) {
 	})
 	p := f.provider(func(o *Options) { o.APIMode = ModeChat; o.Timeout = 50 * time.Millisecond; o.NetworkRetryMax = 1 })
 	r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-	check(t, errors.Is(r.err, ErrTimeout), "want ErrTimeout, got", r.err)
-	eq(t, llm.KindNetwork, llm.KindOf(r.err))
-	eq(t, 1, len(r.retries))
-	eq(t, 2, f.count("/v1/chat/completions"))
+	require.True(t, errors.Is(r.err, ErrTimeout), "want ErrTimeout, got", r.err)
+	require.Equal(t, llm.KindNetwork, llm.KindOf(r.err))
+	require.Equal(t, 1, len(r.retries))
+	require.Equal(t, 2, f.count("/v1/chat/completions"))
 }
 
 func TestInterruptMidStream(t *testing.T) {
@@ -185,9 +187,9 @@ func TestInterruptMidStream(t *testing.T) {
 				got += ch.Content
 				cancel() // the user presses stop after the first delta
 			}
-			eq(t, "tick", got)
-			check(t, errors.Is(err, context.Canceled), "want context.Canceled, got", err)
-			eq(t, context.Canceled, err, "the iterator yields ctx.Err() itself")
+			require.Equal(t, "tick", got)
+			require.True(t, errors.Is(err, context.Canceled), "want context.Canceled, got", err)
+			require.Equal(t, context.Canceled, err, "the iterator yields ctx.Err() itself")
 		})
 	}
 }
@@ -207,15 +209,15 @@ func TestNetworkRetryAfterDroppedConnection(t *testing.T) {
 	})
 	p := f.provider(func(o *Options) { o.APIMode = ModeChat; o.NetworkRetryBase = 5 * time.Millisecond })
 	r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-	noErr(t, r.err)
-	eq(t, "Hello world", r.content)
-	eq(t, 1, len(r.retries))
-	eq(t, 1, r.retries[0].Attempt)
-	eq(t, 2, r.retries[0].Max)
-	eq(t, int64(5), r.retries[0].WaitMS)
-	check(t, r.retries[0].Reason != "", "a retry says why")
-	check(t, r.chunks[0].Retry != nil && r.chunks[0].Content == "", "the Retry chunk comes first and carries nothing else")
-	eq(t, int32(2), calls.Load())
+	require.NoError(t, r.err)
+	require.Equal(t, "Hello world", r.content)
+	require.Equal(t, 1, len(r.retries))
+	require.Equal(t, 1, r.retries[0].Attempt)
+	require.Equal(t, 2, r.retries[0].Max)
+	require.Equal(t, int64(5), r.retries[0].WaitMS)
+	require.True(t, r.retries[0].Reason != "", "a retry says why")
+	require.True(t, r.chunks[0].Retry != nil && r.chunks[0].Content == "", "the Retry chunk comes first and carries nothing else")
+	require.Equal(t, int32(2), calls.Load())
 }
 
 func TestEmptyStreamIsRetried(t *testing.T) {
@@ -231,11 +233,11 @@ func TestEmptyStreamIsRetried(t *testing.T) {
 		s.event(`{"type":"response.completed","response":{"id":"r","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[]}}`)
 	})
 	r := collect(context.Background(), f.provider(nil), userReq("gpt-5", "hi"))
-	noErr(t, r.err)
-	eq(t, "ok", r.content)
-	eq(t, "stop", r.final.FinishReason)
-	eq(t, 1, len(r.retries))
-	eq(t, 0, f.count("/v1/chat/completions"))
+	require.NoError(t, r.err)
+	require.Equal(t, "ok", r.content)
+	require.Equal(t, "stop", r.final.FinishReason)
+	require.Equal(t, 1, len(r.retries))
+	require.Equal(t, 0, f.count("/v1/chat/completions"))
 }
 
 func TestNetworkRetryGivesUp(t *testing.T) {
@@ -246,9 +248,9 @@ func TestNetworkRetryGivesUp(t *testing.T) {
 		APIMode: ModeChat, NetworkRetryMax: 2, NetworkRetryBase: time.Millisecond})
 	defer p.CloseIdleConnections()
 	r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-	eq(t, llm.KindNetwork, llm.KindOf(r.err), r.err)
-	eq(t, 2, len(r.retries))
-	eq(t, []int64{1, 2}, []int64{r.retries[0].WaitMS, r.retries[1].WaitMS}, "exponential backoff")
+	require.Equal(t, llm.KindNetwork, llm.KindOf(r.err), r.err)
+	require.Equal(t, 2, len(r.retries))
+	require.Equal(t, []int64{1, 2}, []int64{r.retries[0].WaitMS, r.retries[1].WaitMS}, "exponential backoff")
 }
 
 func TestBackoffStopsOnCancel(t *testing.T) {
@@ -269,5 +271,5 @@ func TestBackoffStopsOnCancel(t *testing.T) {
 			cancel() // an hour of backoff: only the cancel ends it
 		}
 	}
-	eq(t, context.Canceled, err)
+	require.Equal(t, context.Canceled, err)
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -224,26 +223,3 @@ func quote(s string) string {
 }
 
 func hasText(haystack, needle string) bool { return strings.Contains(haystack, needle) }
-
-// Minimal assertions (plain testing; testify's yaml dependency is not in go.sum).
-
-func noErr(t testing.TB, err error, msg ...any) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("unexpected error: %v %v", err, fmt.Sprint(msg...))
-	}
-}
-
-func eq(t testing.TB, want, got any, msg ...any) {
-	t.Helper()
-	if !reflect.DeepEqual(want, got) {
-		t.Fatalf("%v\nwant: %#v\n got: %#v", fmt.Sprint(msg...), want, got)
-	}
-}
-
-func check(t testing.TB, ok bool, msg ...any) {
-	t.Helper()
-	if !ok {
-		t.Fatal(msg...)
-	}
-}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // socksServer is a minimal SOCKS5 server (no auth, CONNECT only) on loopback.
@@ -22,7 +24,7 @@ type socksServer struct {
 
 func startSocks(t *testing.T) *socksServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	noErr(t, err)
+	require.NoError(t, err)
 	s := &socksServer{ln: ln}
 	s.wg.Go(func() {
 		for {
@@ -104,7 +106,7 @@ func TestSOCKS5Proxy(t *testing.T) {
 	socks := startSocks(t)
 	p := f.provider(func(o *Options) { o.APIMode = ModeChat; o.Proxy = "socks5://" + socks.ln.Addr().String() })
 	r := collect(context.Background(), p, userReq("gpt-4o", "hi"))
-	noErr(t, r.err)
-	eq(t, "Hello world", r.content)
-	check(t, socks.connect.Load() >= 1, "the request went through the SOCKS5 proxy")
+	require.NoError(t, r.err)
+	require.Equal(t, "Hello world", r.content)
+	require.True(t, socks.connect.Load() >= 1, "the request went through the SOCKS5 proxy")
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 // responsesStream writes a Responses API stream the way OpenAI does: reasoning
@@ -61,19 +63,19 @@ func TestResponsesStream(t *testing.T) {
 			req := userReq("gpt-5", "find todos")
 			req.ReasoningEffort = "medium"
 			r := collect(context.Background(), p, req)
-			noErr(t, r.err)
-			eq(t, "Let me look.", r.content)
-			eq(t, "**Planning**\n\nRead both.", r.reasoning)
-			eq(t, "tool_calls", r.final.FinishReason)
-			eq(t, []llm.ToolCall{
+			require.NoError(t, r.err)
+			require.Equal(t, "Let me look.", r.content)
+			require.Equal(t, "**Planning**\n\nRead both.", r.reasoning)
+			require.Equal(t, "tool_calls", r.final.FinishReason)
+			require.Equal(t, []llm.ToolCall{
 				{ID: "call_one", Name: "read_file", Arguments: `{"path":"a.go"}`},
 				{ID: "call_two", Name: "grep", Arguments: `{"pattern":"TODO"}`},
 			}, r.final.ToolCalls)
-			eq(t, &llm.Usage{PromptTokens: 100, CompletionTokens: 30, TotalTokens: 130, ReasoningTokens: 12, CachedTokens: 40}, r.final.Usage)
-			eq(t, 0, f.count("/v1/chat/completions"))
+			require.Equal(t, &llm.Usage{PromptTokens: 100, CompletionTokens: 30, TotalTokens: 130, ReasoningTokens: 12, CachedTokens: 40}, r.final.Usage)
+			require.Equal(t, 0, f.count("/v1/chat/completions"))
 			body := f.last("/v1/responses").Body
-			eq(t, true, body["stream"])
-			eq(t, map[string]any{"effort": "medium", "summary": "auto"}, body["reasoning"])
+			require.Equal(t, true, body["stream"])
+			require.Equal(t, map[string]any{"effort": "medium", "summary": "auto"}, body["reasoning"])
 		})
 	}
 }
@@ -89,9 +91,9 @@ func TestResponsesWireInput(t *testing.T) {
 		{Role: llm.RoleTool, ToolCallID: "call_1", Content: "contents"},
 	}, Tools: []llm.ToolSchema{{Type: "function", Function: llm.FunctionSchema{
 		Name: "read_file", Description: "Read a file", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}}}}
-	noErr(t, collect(context.Background(), p, req).err)
+	require.NoError(t, collect(context.Background(), p, req).err)
 	body := f.last("/v1/responses").Body
-	eq(t, []any{
+	require.Equal(t, []any{
 		map[string]any{"type": "message", "role": "system", "content": "sys"},
 		map[string]any{"type": "message", "role": "user", "content": []any{
 			map[string]any{"type": "input_text", "text": "look"},
@@ -101,10 +103,10 @@ func TestResponsesWireInput(t *testing.T) {
 		map[string]any{"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": `{"path":"a"}`},
 		map[string]any{"type": "function_call_output", "call_id": "call_1", "output": "contents"},
 	}, body["input"])
-	eq(t, []any{map[string]any{"type": "function", "name": "read_file", "description": "Read a file",
+	require.Equal(t, []any{map[string]any{"type": "function", "name": "read_file", "description": "Read a file",
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}}, "required": []any{"path"}}}}, body["tools"])
 	_, hasReasoning := body["reasoning"]
-	check(t, !hasReasoning, "no reasoning block without an effort")
+	require.True(t, !hasReasoning, "no reasoning block without an effort")
 }
 
 func TestResponsesErrorEvent(t *testing.T) {
@@ -115,7 +117,7 @@ func TestResponsesErrorEvent(t *testing.T) {
 		s.event(`{"type":"response.failed","sequence_number":1,"response":{"id":"resp_1","object":"response","created_at":1,"status":"failed","model":"gpt-5","output":[],"error":{"code":"server_error","message":"The model failed."}}}`)
 	})
 	r := collect(context.Background(), f.provider(func(o *Options) { o.MaxRetries = 0 }), userReq("gpt-5", "hi"))
-	eq(t, llm.KindServer, llm.KindOf(r.err), r.err)
-	check(t, hasText(r.err.Error(), "The model failed."), r.err)
-	eq(t, 0, f.count("/v1/chat/completions"), "an in-stream failure never falls back")
+	require.Equal(t, llm.KindServer, llm.KindOf(r.err), r.err)
+	require.True(t, hasText(r.err.Error(), "The model failed."), r.err)
+	require.Equal(t, 0, f.count("/v1/chat/completions"), "an in-stream failure never falls back")
 }

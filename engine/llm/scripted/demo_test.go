@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDemoWalksThroughTools plays the demo like the engine would: each tool
@@ -19,19 +21,19 @@ func TestDemoWalksThroughTools(t *testing.T) {
 	step := func(wantTool string, result string) played {
 		t.Helper()
 		r := playAll(context.Background(), p, llm.Request{Model: "demo", Messages: history})
-		eq(t, nil, r.err)
+		require.Equal(t, nil, r.err)
 		if r.deltas < 2 {
 			t.Fatalf("the demo streams in small deltas, got %d", r.deltas)
 		}
 		history = append(history, llm.Message{Role: llm.RoleAssistant, Content: r.content, ToolCalls: r.final.ToolCalls})
 		if wantTool == "" {
-			eq(t, 0, len(r.final.ToolCalls))
-			eq(t, "stop", r.final.FinishReason)
+			require.Equal(t, 0, len(r.final.ToolCalls))
+			require.Equal(t, "stop", r.final.FinishReason)
 			return r
 		}
-		eq(t, 1, len(r.final.ToolCalls))
+		require.Equal(t, 1, len(r.final.ToolCalls))
 		c := r.final.ToolCalls[0]
-		eq(t, wantTool, c.Name)
+		require.Equal(t, wantTool, c.Name)
 		history = append(history, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: result})
 		return r
 	}
@@ -39,9 +41,9 @@ func TestDemoWalksThroughTools(t *testing.T) {
 	if !strings.Contains(r.content, "scripted demo provider") {
 		t.Fatalf("the demo says what it is: %q", r.content)
 	}
-	eq(t, `{"path":"."}`, r.final.ToolCalls[0].Arguments)
+	require.Equal(t, `{"path":"."}`, r.final.ToolCalls[0].Arguments)
 	r = step("run_shell", `{"stdout":" M main.go\n?? notes.txt\n","exitCode":0}`)
-	eq(t, `{"command":"git status --short"}`, r.final.ToolCalls[0].Arguments)
+	require.Equal(t, `{"command":"git status --short"}`, r.final.ToolCalls[0].Arguments)
 	if !strings.Contains(r.content, "3 entries") {
 		t.Fatalf("the demo reacts to the listing: %q", r.content)
 	}
@@ -59,7 +61,7 @@ func TestDemoWalksThroughTools(t *testing.T) {
 	// Deterministic: the same history gives the same answer.
 	a := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
 	b := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
-	eq(t, a, b)
+	require.Equal(t, a, b)
 }
 
 func TestDemoSummaryCopesWithErrorsAndText(t *testing.T) {

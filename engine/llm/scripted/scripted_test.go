@@ -3,10 +3,8 @@ package scripted
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +12,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zqagent/sidecar/engine/llm"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func eq(t testing.TB, want, got any, msg ...any) {
-	t.Helper()
-	if !reflect.DeepEqual(want, got) {
-		t.Fatalf("%v\nwant: %#v\n got: %#v", fmt.Sprint(msg...), want, got)
-	}
-}
 
 type played struct {
 	content, reasoning string
@@ -62,49 +55,49 @@ func TestScriptPlaysInOrderAndRecords(t *testing.T) {
 			ToolCalls: []llm.ToolCall{{Name: "read_file", Arguments: `{"path":"a"}`}, {ID: "mine", Name: "grep"}}, Usage: usage},
 		Response{Text: "Done."},
 	)
-	eq(t, 2, p.Remaining())
+	require.Equal(t, 2, p.Remaining())
 	req := user("read a")
 	req.Tools = []llm.ToolSchema{{Type: "function", Function: llm.FunctionSchema{Name: "read_file"}}}
 	r := playAll(context.Background(), p, req)
-	eq(t, nil, r.err)
-	eq(t, "Reading the file now.", r.content)
-	eq(t, "think", r.reasoning)
-	eq(t, 8, r.deltas, "4-rune deltas: 2 of reasoning, 6 of text")
-	eq(t, "tool_calls", r.final.FinishReason)
-	eq(t, []llm.ToolCall{{ID: "call_scripted_1", Name: "read_file", Arguments: `{"path":"a"}`}, {ID: "mine", Name: "grep", Arguments: "{}"}}, r.final.ToolCalls)
-	eq(t, usage, r.final.Usage)
+	require.Equal(t, nil, r.err)
+	require.Equal(t, "Reading the file now.", r.content)
+	require.Equal(t, "think", r.reasoning)
+	require.Equal(t, 8, r.deltas, "4-rune deltas: 2 of reasoning, 6 of text")
+	require.Equal(t, "tool_calls", r.final.FinishReason)
+	require.Equal(t, []llm.ToolCall{{ID: "call_scripted_1", Name: "read_file", Arguments: `{"path":"a"}`}, {ID: "mine", Name: "grep", Arguments: "{}"}}, r.final.ToolCalls)
+	require.Equal(t, usage, r.final.Usage)
 
 	r = playAll(context.Background(), p, user("next"))
-	eq(t, "Done.", r.content)
-	eq(t, "stop", r.final.FinishReason)
+	require.Equal(t, "Done.", r.content)
+	require.Equal(t, "stop", r.final.FinishReason)
 	if r.final.Usage == nil || r.final.Usage.PromptTokens == 0 || r.final.Usage.TotalTokens != r.final.Usage.PromptTokens+r.final.Usage.CompletionTokens {
 		t.Fatalf("usage is estimated when the script has none: %+v", r.final.Usage)
 	}
-	eq(t, 0, p.Remaining())
+	require.Equal(t, 0, p.Remaining())
 
 	r = playAll(context.Background(), p, user("more"))
-	eq(t, ExhaustedText, r.content, "an exhausted script never hangs")
-	eq(t, "stop", r.final.FinishReason)
+	require.Equal(t, ExhaustedText, r.content, "an exhausted script never hangs")
+	require.Equal(t, "stop", r.final.FinishReason)
 
 	reqs := p.Requests()
-	eq(t, 3, len(reqs))
-	eq(t, "read a", reqs[0].Messages[0].Content)
-	eq(t, "read_file", reqs[0].Tools[0].Function.Name)
+	require.Equal(t, 3, len(reqs))
+	require.Equal(t, "read a", reqs[0].Messages[0].Content)
+	require.Equal(t, "read_file", reqs[0].Tools[0].Function.Name)
 	p.Append(Response{Text: "again"})
-	eq(t, "again", playAll(context.Background(), p, user("x")).content)
+	require.Equal(t, "again", playAll(context.Background(), p, user("x")).content)
 }
 
 func TestScriptedErrors(t *testing.T) {
 	p := New(Response{Text: "partial", Err: "slow down", ErrKind: "rate_limit"}, Response{Err: "boom"})
 	r := playAll(context.Background(), p, user("x"))
-	eq(t, "partial", r.content, "text streams before the error")
+	require.Equal(t, "partial", r.content, "text streams before the error")
 	var le *llm.Error
 	if !errors.As(r.err, &le) {
 		t.Fatalf("want *llm.Error, got %v", r.err)
 	}
-	eq(t, llm.KindRateLimit, le.Kind)
-	eq(t, "slow down", le.Msg)
-	eq(t, llm.KindUnknown, llm.KindOf(playAll(context.Background(), p, user("x")).err))
+	require.Equal(t, llm.KindRateLimit, le.Kind)
+	require.Equal(t, "slow down", le.Msg)
+	require.Equal(t, llm.KindUnknown, llm.KindOf(playAll(context.Background(), p, user("x")).err))
 }
 
 func TestStallEndsWithContext(t *testing.T) {
@@ -112,15 +105,15 @@ func TestStallEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	r := playAll(ctx, p, user("x"))
-	eq(t, "thinking...", r.content)
-	eq(t, context.DeadlineExceeded, r.err)
+	require.Equal(t, "thinking...", r.content)
+	require.Equal(t, context.DeadlineExceeded, r.err)
 }
 
 func TestDelayStopsOnCancel(t *testing.T) {
 	p := New(Response{Text: strings.Repeat("x", 100), ChunkSize: 1, Delay: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	eq(t, context.Canceled, playAll(ctx, p, user("x")).err)
+	require.Equal(t, context.Canceled, playAll(ctx, p, user("x")).err)
 
 	p = New(Response{Text: "abcdef", ChunkSize: 1, Delay: time.Millisecond})
 	ctx, cancel = context.WithCancel(context.Background())
@@ -137,26 +130,26 @@ func TestDelayStopsOnCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	eq(t, "abc", got)
-	eq(t, context.Canceled, err)
+	require.Equal(t, "abc", got)
+	require.Equal(t, context.Canceled, err)
 }
 
 func TestChatQueueAndTitles(t *testing.T) {
 	p := New()
 	p.AppendChat("Scripted title")
 	title, err := p.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleUser, Content: "ignored"}}})
-	eq(t, nil, err)
-	eq(t, "Scripted title", title)
+	require.Equal(t, nil, err)
+	require.Equal(t, "Scripted title", title)
 	for _, tc := range []struct{ in, want string }{
 		{"fix the login bug in auth.go, please! it crashes on empty passwords", "Fix the login bug in auth.go"},
 		{"\n\n  über alles  \nsecond line", "Über alles"},
 		{"!!!", "New session"},
 	} {
 		got, err := p.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "sys"}, {Role: llm.RoleUser, Content: tc.in}}})
-		eq(t, nil, err)
-		eq(t, tc.want, got, tc.in)
+		require.Equal(t, nil, err)
+		require.Equal(t, tc.want, got, tc.in)
 	}
-	eq(t, 4, len(p.ChatRequests()))
+	require.Equal(t, 4, len(p.ChatRequests()))
 }
 
 func TestLoadScriptFile(t *testing.T) {
@@ -171,18 +164,18 @@ func TestLoadScriptFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := Load(path)
-	eq(t, nil, err)
-	eq(t, 4, p.Remaining())
+	require.Equal(t, nil, err)
+	require.Equal(t, 4, p.Remaining())
 	r := playAll(context.Background(), p, user("go"))
-	eq(t, "Listing.", r.content)
-	eq(t, 3, r.deltas)
-	eq(t, []llm.ToolCall{{ID: "c1", Name: "list_files", Arguments: `{"path":"."}`}}, r.final.ToolCalls)
+	require.Equal(t, "Listing.", r.content)
+	require.Equal(t, 3, r.deltas)
+	require.Equal(t, []llm.ToolCall{{ID: "c1", Name: "list_files", Arguments: `{"path":"."}`}}, r.final.ToolCalls)
 	r = playAll(context.Background(), p, user("go"))
-	eq(t, &llm.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}, r.final.Usage)
-	eq(t, llm.KindRateLimit, llm.KindOf(playAll(context.Background(), p, user("go")).err))
-	eq(t, llm.KindAuth, llm.KindOf(playAll(context.Background(), p, user("go")).err))
+	require.Equal(t, &llm.Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}, r.final.Usage)
+	require.Equal(t, llm.KindRateLimit, llm.KindOf(playAll(context.Background(), p, user("go")).err))
+	require.Equal(t, llm.KindAuth, llm.KindOf(playAll(context.Background(), p, user("go")).err))
 	title, _ := p.Chat(context.Background(), llm.ChatRequest{})
-	eq(t, "Title from script", title)
+	require.Equal(t, "Title from script", title)
 
 	for _, bad := range []string{
 		`{"responses":[{"txt":"typo"}]}`,
@@ -205,13 +198,13 @@ func TestLoadScriptFile(t *testing.T) {
 func TestResponseJSONRoundTrip(t *testing.T) {
 	in := Response{Text: "a", Delay: 40 * time.Millisecond, ChunkSize: 2, Stall: true, ErrKind: "server", Err: "x"}
 	b, err := in.MarshalJSON()
-	eq(t, nil, err)
+	require.Equal(t, nil, err)
 	if !strings.Contains(string(b), `"delay":"40ms"`) || !strings.Contains(string(b), `"chunkSize":2`) {
 		t.Fatalf("camelCase JSON expected: %s", b)
 	}
 	var out Response
-	eq(t, nil, out.UnmarshalJSON(b))
-	eq(t, in, out)
+	require.Equal(t, nil, out.UnmarshalJSON(b))
+	require.Equal(t, in, out)
 }
 
 func FuzzParse(f *testing.F) {

@@ -5,9 +5,6 @@
 #
 GO          ?= go
 BIN         ?= bin
-STATICCHECK_VERSION ?= 2026.2.2
-GOBIN       ?= $(shell $(GO) env GOPATH)/bin
-STATICCHECK := $(GOBIN)/staticcheck
 GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
 
 .PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench fuzz clean
@@ -37,11 +34,9 @@ lint: vet staticcheck fmt-check cross
 vet:
 	$(GO) vet ./...
 
-$(STATICCHECK):
-	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
-
-staticcheck: $(STATICCHECK)
-	$(STATICCHECK) ./...
+## staticcheck is pinned in go.mod as a tool dependency (go get -tool).
+staticcheck:
+	$(GO) tool staticcheck ./...
 
 fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -31,13 +31,11 @@ import (
 	"github.com/zqagent/sidecar/terminal"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // shutdownTimeout bounds the graceful exit.
 const shutdownTimeout = 10 * time.Second
 
 type config struct {
+	showVersion    bool
 	dataDir        string
 	port           int
 	allowOrigins   []string
@@ -53,7 +51,8 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // --help prints the usage on stdout (below); errors say "see --help"
 	var c config
 	var origins stringList
 	var level string
@@ -67,8 +66,16 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
 	fs.StringVar(&c.auditLogDir, "audit-log-dir", os.Getenv("ZQAGENT_AUDIT_LOG_DIR"), "write an audit log of every model request here, one folder per day (keys redacted); off when empty (env ZQAGENT_AUDIT_LOG_DIR)")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
-		return config{}, err
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)()
+			return config{}, err
+		}
+		return config{}, fmt.Errorf("%w (see sidecar --help)", err)
+	}
+	if c.showVersion {
+		return c, nil
 	}
 	if c.dataDir == "" {
 		return config{}, errors.New("no --data-dir and no user config directory")
@@ -84,7 +91,11 @@ func parseFlags(args []string) (config, error) {
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help: the usage went to stdout
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sidecar:", err)
 		os.Exit(1)
 	}
@@ -94,6 +105,10 @@ func run(args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return err
+	}
+	if cfg.showVersion {
+		fmt.Println(buildVersion())
+		return nil
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(log)
@@ -132,7 +147,7 @@ func run(args []string) error {
 		Store:          st,
 		Token:          token,
 		AllowOrigins:   cfg.allowOrigins,
-		Version:        version,
+		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,
 		KeyringService: cfg.keyringService,
 		Keyring:        kr,
@@ -214,7 +229,7 @@ func printReady(w io.Writer, port int, token string) error {
 		URL:      fmt.Sprintf("ws://127.0.0.1:%d/rpc", port),
 		Token:    token,
 		PID:      os.Getpid(),
-		Version:  version,
+		Version:  buildVersion(),
 		Protocol: ipc.ProtocolVersion,
 	})
 	if err != nil {

@@ -62,14 +62,14 @@ type sessionHost struct {
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check
 
-	mu        sync.Mutex // guards the fields below
-	eng       *engine.Engine
-	reload    bool // the engine must be rebuilt before the next turn (agent changed)
-	state     hostState
-	current   string // id of the running turn
+	mu      sync.Mutex // guards the fields below
+	eng     *engine.Engine
+	reload  bool // the engine must be rebuilt before the next turn (agent changed)
+	state   hostState
+	current string // id of the running turn
 	// stopTurn cancels the current turn's context: turn.interrupt works
 	// before the engine is loaded or has started the turn, too.
-	stopTurn context.CancelFunc
+	stopTurn  context.CancelFunc
 	queue     []turnJob
 	committed int64 // last seq committed (and broadcast)
 	subs      map[*subscription]struct{}

@@ -21,7 +21,10 @@ phase() {
   local name="$1"; shift
   echo "== fresh-check: $name: $*"
   local t0=$SECONDS
-  "$@"
+  if ! "$@"; then
+    names+=("$name (FAILED)"); times+=("$((SECONDS - t0))")
+    exit 1
+  fi
   names+=("$name"); times+=("$((SECONDS - t0))")
 }
 summary() {

@@ -280,8 +280,20 @@ func TestGitRunsNoRepoPrograms(t *testing.T) {
 	r.git("config", "log.showSignature", "true")
 	r.git("config", "gpg.program", touch+" gpg")
 	r.write(".gitattributes", "*.txt filter=evil diff=evil\n*.bin filter=evil2\n")
+	// Attributes the work tree does not show, and hooks.
+	r.git("config", "filter.evil3.clean", touch+" info-clean")
+	r.write(".git/info/attributes", "*.md filter=evil3\n")
+	r.commit("md", map[string]string{"c.md": "c\n"})
+	r.write("c.md", "c changed\n")
+	for _, hook := range []string{"reference-transaction", "post-index-change"} {
+		r.write(".git/hooks/"+hook, "#!/bin/sh\necho hook >> "+marker+"\n")
+		if err := os.Chmod(filepath.Join(r.dir, ".git", "hooks", hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.write("a.txt", "a changed\n")
 	r.write("b.bin", "b changed\n")
+	_ = os.Remove(marker) // the setup's own git ran them
 	// Make the stat info stale so that git must re-read (and filter) files.
 	r.must("git_status", nil)
 	if d := r.must("git_diff", nil).(string); !strings.Contains(d, "+a changed") {

@@ -267,6 +267,15 @@ func TestGitRefusesInjection(t *testing.T) {
 func TestGitRunsNoRepoPrograms(t *testing.T) {
 	r := newRepo(t)
 	r.commit("one", map[string]string{"a.txt": "a\n", "b.bin": "b\n"})
+	// A signed commit on top (a fake signature makes git call gpg.program).
+	signed := filepath.Join(t.TempDir(), "signed")
+	obj := "tree " + strings.TrimSpace(r.git("rev-parse", "HEAD^{tree}")) + "\nparent " + strings.TrimSpace(r.git("rev-parse", "HEAD")) +
+		"\nauthor T <t@example.com> 1700000000 +0000\ncommitter T <t@example.com> 1700000000 +0000\n" +
+		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n"
+	if err := os.WriteFile(signed, []byte(obj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("update-ref", "HEAD", strings.TrimSpace(r.git("hash-object", "-t", "commit", "-w", signed)))
 	marker := filepath.Join(t.TempDir(), "ran")
 	touch := "sh -c 'echo $0 >> " + marker + "; cat'"
 	r.git("config", "filter.evil.clean", touch+" clean")

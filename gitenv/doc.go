@@ -23,9 +23,12 @@
 // the project. A .git file, a .git link, a commondir or a core.worktree that
 // points outside the project is refused with an *OutsideError.
 //
-// A user-approved command is not this package's business: it runs with the
-// user's own git configuration.
+// For commands (Commands), the user's user.name and user.email are carried
+// over from their global config as data, so that an auto-allowed commit is
+// still theirs. A user-approved command is not this package's business: it
+// runs with the user's own git configuration.
 //
-// The package is a leaf (standard library only) and keeps no state; Open
-// runs one git process that ends with the call.
+// The package is a leaf (standard library only). Its only state is the
+// user's identity, read once per process; Open runs one git process that
+// ends with the call. Everything is safe for concurrent use.
 package gitenv

@@ -62,6 +62,11 @@ type Repo struct {
 	// blank are the name-keyed settings of the repository's config that
 	// Env overrides ("key=value").
 	blank []string
+	// ownIdentity: the repository's config sets user.name or user.email.
+	ownIdentity bool
+	// identity are the user's GIT_AUTHOR_*/GIT_COMMITTER_* variables
+	// (Commands only).
+	identity []string
 }
 
 // Blanked lists the name-keyed settings of the repository that Env
@@ -84,6 +89,7 @@ func (r Repo) Env(base []string, config ...string) []string {
 		env = append(env, kv)
 	}
 	env = append(env, inertVars...)
+	env = append(env, r.identity...)
 	if r.Project != "" {
 		env = append(env, "GIT_CEILING_DIRECTORIES="+filepath.Dir(r.Project))
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -22,7 +23,7 @@ const openTimeout = 10 * time.Second
 // (overridden). git lowercases section and key names, never subsections.
 const scanPattern = `^(core\.worktree|core\.alternaterefscommand|diff\.external|interactive\.difffilter|` +
 	`filter\..+\.(clean|smudge|process|required)|diff\..+\.(textconv|command)|merge\..+\.driver|` +
-	`(difftool|mergetool)\..+\.cmd|alias\..+)$`
+	`(difftool|mergetool)\..+\.cmd|alias\..+|user\.(name|email))$`
 
 // blankValue is the harmless value of a scanned key: false for
 // filter.<x>.required, cat for a textconv (the text as it is), else empty:
@@ -62,15 +63,50 @@ func Open(ctx context.Context, bin, project string) (Repo, error) {
 // finds only repositories inside the project; a repository pointing outside
 // gets GIT_DIR=os.DevNull, which makes every git command that needs a
 // repository fail. The error says why the repository was not pinned.
+//
+// As the user's global config is not read, the user's identity (user.name
+// and user.email of their global config, data only) is passed on as
+// GIT_AUTHOR_*/GIT_COMMITTER_* unless the repository sets its own, so that
+// an auto-allowed git commit is still theirs.
 func Commands(ctx context.Context, bin, project string) (Repo, error) {
 	r, err := Open(ctx, bin, project)
 	switch {
 	case err == nil:
-		return r, nil
 	case errors.Is(err, ErrNoRepo):
-		return Repo{Project: project}, err
+		r = Repo{Project: project}
 	default:
 		return Repo{Project: project, GitDir: os.DevNull}, err
+	}
+	if !r.ownIdentity {
+		r.identity = userIdentity(bin)
+	}
+	return r, err
+}
+
+// userIdentity reads user.name and user.email from the user's global
+// config once per process, as GIT_AUTHOR_*/GIT_COMMITTER_* variables.
+var userIdentity = newIdentityReader()
+
+// newIdentityReader returns a userIdentity with its own cache.
+func newIdentityReader() func(bin string) []string {
+	var (
+		once sync.Once
+		vars []string
+	)
+	return func(bin string) []string {
+		once.Do(func() {
+			for _, kv := range [][2]string{{"user.name", "NAME"}, {"user.email", "EMAIL"}} {
+				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+				cmd := exec.CommandContext(ctx, bin, "config", "--global", "--get", kv[0])
+				cmd.Env = append(minimalEnv(), "XDG_CONFIG_HOME="+os.Getenv("XDG_CONFIG_HOME"))
+				out, err := cmd.Output()
+				cancel()
+				if v := strings.TrimSpace(string(out)); err == nil && v != "" && !strings.ContainsAny(v, "\x00\n") {
+					vars = append(vars, "GIT_AUTHOR_"+kv[1]+"="+v, "GIT_COMMITTER_"+kv[1]+"="+v)
+				}
+			}
+		})
+		return vars
 	}
 }
 
@@ -198,6 +234,10 @@ func (r *Repo) scan(ctx context.Context, bin string) error {
 	for rec := range strings.SplitSeq(stdout.String(), "\x00") {
 		key, value, _ := strings.Cut(rec, "\n")
 		if key == "" {
+			continue
+		}
+		if key == "user.name" || key == "user.email" {
+			r.ownIdentity = true // the repository's identity stays in force
 			continue
 		}
 		if key == "core.worktree" {

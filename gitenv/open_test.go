@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,47 @@ func TestOpenStaysInProject(t *testing.T) {
 				t.Fatalf("Commands pinned %q for a refused repository", cr.GitDir)
 			}
 		})
+	}
+}
+
+// TestCommandsKeepsTheUsersIdentity: the global config is not read, but an
+// inert git commit is still the user's, unless the repository names its own.
+func TestCommandsKeepsTheUsersIdentity(t *testing.T) {
+	bin := needGit(t)
+	home := realDir(t)
+	write(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = Global User\n\temail = global@example.com\n")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	userIdentity = newIdentityReader()
+	t.Cleanup(func() { userIdentity = newIdentityReader() })
+
+	author := func(p string) string {
+		r, err := Commands(context.Background(), bin, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := r.Env(append(baseEnv(t), "HOME="+home))
+		for _, args := range [][]string{{"commit", "-q", "--allow-empty", "-m", "inert"}, {"log", "-1", "--format=%an <%ae>"}} {
+			cmd := exec.Command(bin, args...)
+			cmd.Dir, cmd.Env = p, env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+			if args[0] == "log" {
+				return strings.TrimSpace(string(out))
+			}
+		}
+		return ""
+	}
+	p := realDir(t)
+	newRepo(t, p)
+	if got := author(p); got != "Global User <global@example.com>" {
+		t.Errorf("author = %q, want the user's global identity", got)
+	}
+	setup(t, p, "config", "user.name", "Repo User")
+	setup(t, p, "config", "user.email", "repo@example.com")
+	if got := author(p); got != "Repo User <repo@example.com>" {
+		t.Errorf("author = %q, want the repository's identity", got)
 	}
 }

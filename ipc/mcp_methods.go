@@ -134,9 +134,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if cfg.Name != p.Name {
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
-	s.broadcast("mcp.changed", ch)
-	// A server disabled or changed was disconnected without a status.
-	s.broadcast("mcp.status", MCPStatus{ProjectID: pm.id, Status: info.Status})
+	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
 	return MCPServerResult{Server: info, Warnings: warns}, nil
 }
 

@@ -52,6 +52,7 @@ func (m *Manager) AddConfig(c ServerConfig) error {
 // UpdateConfig replaces the config of name (c.Name may rename it). Fields
 // the file had but c leaves empty (Extra) are kept. A server whose
 // connection settings changed is disconnected: call Connect to reconnect.
+// OnStatus is told the server's new state.
 func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 	c = c.Clone()
 	if c.Name == "" {
@@ -64,16 +65,18 @@ func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 		return fmt.Errorf("update config: %w", err)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return ErrClosed
 	}
 	s, ok := m.servers[name]
 	if !ok {
+		m.mu.Unlock()
 		return fmt.Errorf("update config %q: %w", name, ErrUnknownServer)
 	}
 	if c.Name != name {
 		if _, dup := m.servers[c.Name]; dup {
+			m.mu.Unlock()
 			return fmt.Errorf("rename %q to %q: %w", name, c.Name, ErrDuplicateServer)
 		}
 	}
@@ -100,6 +103,9 @@ func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 		m.order[slices.Index(m.order, name)] = c.Name
 	}
 	m.syncLocked()
+	m.announceLocked(s)
+	m.mu.Unlock()
+	m.flush()
 	return nil
 }
 

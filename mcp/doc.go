@@ -14,6 +14,8 @@
 // while talking to a server (connect, list, call, close), so a slow server
 // does not block status queries or other servers. Goroutines the Manager
 // starts (stderr readers of stdio children, the file watcher) are tracked in
-// a WaitGroup; CloseAll stops them and waits. OnStatus is called without the
-// lock held, possibly from those goroutines.
+// a WaitGroup; CloseAll stops them and waits. A state change queues its
+// status under the mutex, in the same critical section; the queue is handed
+// to OnStatus in order, without the mutex, and Status hands it over before
+// returning, so nobody sees a state before its notification was sent.
 package mcp

@@ -44,7 +44,10 @@ type Options struct {
 	Builtin BuiltinContext
 	// OnStatus is told every state change of a server (connecting,
 	// connected, failed, died, closed); the sidecar sends an mcp.status
-	// notification. Called without the manager's lock, from any goroutine.
+	// notification. Calls come one at a time, in the order of the changes,
+	// from any goroutine, without the manager's lock, and before Status
+	// reports the change; OnStatus must not call Status (it waits for
+	// OnStatus).
 	OnStatus func(Status)
 	Logger   *slog.Logger
 }
@@ -85,7 +88,12 @@ type Manager struct {
 	stop   context.CancelFunc // ends dialer.base
 	wg     sync.WaitGroup     // stderr readers, watchers, lost-connection closers
 
+	// emitMu serializes the hand-over of queued statuses to OnStatus. Lock
+	// order: emitMu before mu; mu is never held while taking emitMu.
+	emitMu sync.Mutex
+
 	mu         sync.Mutex
+	pending    []Status                // guarded by mu; changes not yet handed to OnStatus, oldest first
 	order      []string                // guarded by mu; config order
 	servers    map[string]*serverState // guarded by mu
 	regs       []*tools.Registry       // guarded by mu; attached registries
@@ -236,9 +244,9 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 	gen, old, cfg := s.gen, s.conn, s.cfg.Clone()
 	s.conn, s.tools, s.state, s.lastErr = nil, nil, StateConnecting, ""
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
-	m.emit(st)
+	m.flush()
 	if old != nil {
 		_ = old.close()
 	}
@@ -268,9 +276,9 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 		s.conn, s.tools, s.state = c, list, StateConnected
 	}
 	m.syncLocked()
-	st = m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
-	m.emit(st)
+	m.flush()
 	if err != nil {
 		m.log.Warn("mcp connect failed", "server", name, "err", err)
 		return err
@@ -289,12 +297,12 @@ func (m *Manager) Disconnect(name string) error {
 	}
 	old := m.resetLocked(s)
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
+	m.flush()
 	if old != nil {
 		_ = old.close()
 	}
-	m.emit(st)
 	return nil
 }
 
@@ -319,13 +327,13 @@ func (m *Manager) onLost(c *conn, err error) {
 	s.gen++
 	s.conn, s.tools, s.state, s.lastErr = nil, nil, StateFailed, err.Error()
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	// Reap the child off the caller's path (the caller may be the client's
 	// own reader). Added under the lock, so never after CloseAll's Wait.
 	m.closeLater(c)
 	m.mu.Unlock()
+	m.flush()
 	m.log.Warn("mcp server lost", "server", c.name, "err", err)
-	m.emit(st)
 }
 
 // onToolsChanged re-lists the tools of a server that sent
@@ -353,20 +361,22 @@ func (m *Manager) onToolsChanged(c *conn) {
 		}
 		s.tools = list.Tools
 		m.syncLocked()
-		st := m.statusLocked(s)
+		m.announceLocked(s)
 		m.mu.Unlock()
-		m.emit(st)
+		m.flush()
 	})
 }
 
-// Status reports every server, in config order.
+// Status reports every server, in config order. It returns after OnStatus
+// was told every change it reports.
 func (m *Manager) Status() []Status {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := make([]Status, 0, len(m.order))
 	for _, n := range m.order {
 		out = append(out, m.statusLocked(m.servers[n]))
 	}
+	m.mu.Unlock()
+	m.flush()
 	return out
 }
 
@@ -377,8 +387,29 @@ func (m *Manager) statusLocked(s *serverState) Status {
 	}
 }
 
-func (m *Manager) emit(st Status) {
+// announceLocked queues the status of s for OnStatus, in the order of the
+// changes; the caller calls flush once mu is released.
+func (m *Manager) announceLocked(s *serverState) {
 	if m.opts.OnStatus != nil {
+		m.pending = append(m.pending, m.statusLocked(s))
+	}
+}
+
+// flush hands the queued statuses to OnStatus, oldest first. Every change
+// is queued under mu in the same critical section that makes it, and
+// whoever reads a state (Status) flushes before returning it, so no caller
+// sees a state before its notification was sent.
+func (m *Manager) flush() {
+	if m.opts.OnStatus == nil {
+		return
+	}
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	m.mu.Lock()
+	sts := m.pending
+	m.pending = nil
+	m.mu.Unlock()
+	for _, st := range sts {
 		m.opts.OnStatus(st)
 	}
 }
@@ -394,7 +425,6 @@ func (m *Manager) CloseAll() error {
 		return nil
 	}
 	var conns []*conn
-	var sts []Status
 	for _, n := range m.order {
 		s := m.servers[n]
 		if c := m.resetLocked(s); c != nil {
@@ -407,7 +437,7 @@ func (m *Manager) CloseAll() error {
 	m.syncLocked()
 	m.closed = true
 	for _, n := range m.order {
-		sts = append(sts, m.statusLocked(m.servers[n]))
+		m.announceLocked(m.servers[n])
 	}
 	m.mu.Unlock()
 
@@ -419,9 +449,7 @@ func (m *Manager) CloseAll() error {
 	wg.Wait()
 	m.stop()
 	m.wg.Wait()
-	for _, st := range sts {
-		m.emit(st)
-	}
+	m.flush()
 	return errors.Join(errs...)
 }
 

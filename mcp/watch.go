@@ -37,14 +37,13 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 		order = append(order, c.Name)
 	}
 	var stale []*conn
-	var sts []Status
 	for _, n := range m.order {
 		if _, ok := next[n]; !ok {
 			removed = append(removed, n)
 			s := m.servers[n]
 			stale = append(stale, m.resetLocked(s))
 			s.state = StateClosed
-			sts = append(sts, m.statusLocked(s))
+			m.announceLocked(s)
 			delete(m.servers, n)
 		}
 	}
@@ -61,7 +60,7 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 			stale = append(stale, m.resetLocked(s))
 			s.cfg = c
 			s.state = idleState(c)
-			sts = append(sts, m.statusLocked(s))
+			m.announceLocked(s)
 		default:
 			s.cfg = c // same connection; keeps the new file's text for saving
 			continue
@@ -73,14 +72,12 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 	m.order = order
 	m.syncLocked()
 	m.mu.Unlock()
+	m.flush()
 
 	for _, c := range stale {
 		if c != nil {
 			_ = c.close()
 		}
-	}
-	for _, st := range sts {
-		m.emit(st)
 	}
 	var wg sync.WaitGroup
 	for _, n := range connect {

@@ -86,11 +86,11 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.AddConfig(cfg); err != nil {
+	if err := pm.mgr.AddConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("mcp.add: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {
-		_ = pm.mgr.RemoveConfig(cfg.Name)
+		_ = pm.mgr.RemoveConfig(context.WithoutCancel(ctx), cfg.Name)
 		return nil, fmt.Errorf("mcp.add: %w", err)
 	}
 	pm.connectLaterLocked(cfg)
@@ -117,7 +117,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.UpdateConfig(p.Name, cfg); err != nil {
+	if err := pm.mgr.UpdateConfig(ctx, p.Name, cfg); err != nil {
 		return nil, fmt.Errorf("mcp.update: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {
@@ -156,7 +156,7 @@ func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if info.Type == mcp.TypeBuiltin {
 		return nil, fmt.Errorf("%w: %q is a builtin preset: disable it with mcp.update and {\"enabled\": false}", ErrConflict, p.Name)
 	}
-	if err := pm.mgr.RemoveConfig(p.Name); err != nil {
+	if err := pm.mgr.RemoveConfig(ctx, p.Name); err != nil {
 		return nil, fmt.Errorf("mcp.remove: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {

@@ -18,6 +18,7 @@ import (
 // Server states reported by Status.
 const (
 	StateDisabled   = "disabled"   // enabled:false in the config
+	StateUntrusted  = "untrusted"  // waits for the user's trust (Status.Trust says why); never started
 	StateConnecting = "connecting" // a handshake is running
 	StateConnected  = "connected"  // tools registered
 	StateFailed     = "failed"     // the connect failed or the server died
@@ -42,6 +43,13 @@ type Options struct {
 	Workspace string
 	// Builtin is what the builtin presets (OCR) need.
 	Builtin BuiltinContext
+	// Trust keeps the user's approvals of the configs (see TrustTrusted);
+	// nil keeps them in memory for the manager's life. A config that is not
+	// approved is never started or contacted.
+	Trust TrustStore
+	// TrustAll trusts every config: for an embedding program that wrote the
+	// configs itself. The sidecar never sets it for a project's file.
+	TrustAll bool
 	// OnStatus is told every state change of a server (connecting,
 	// connected, failed, died, closed); the sidecar sends an mcp.status
 	// notification. Calls come one at a time, in the order of the changes,
@@ -77,6 +85,15 @@ type Status struct {
 	Tools     int    `json:"tools"`
 	LastError string `json:"lastError,omitempty"`
 	Lazy      bool   `json:"lazy"`
+	// Trust is trusted, untrusted or changed (TrustTrusted...): only a
+	// trusted server is started or contacted.
+	Trust string `json:"trust"`
+	// Hash identifies the config; mcp.trust approves it. "" for builtin
+	// presets.
+	Hash string `json:"hash,omitempty"`
+	// Run is what the server runs or contacts, ${VAR} unexpanded (the trust
+	// card); nil for builtin presets.
+	Run *RunInfo `json:"run,omitempty"`
 }
 
 // Manager owns one project's MCP servers: their configs, connections and
@@ -87,9 +104,14 @@ type Manager struct {
 	dialer *dialer
 	stop   context.CancelFunc // ends dialer.base
 	wg     sync.WaitGroup     // stderr readers, watchers, lost-connection closers
+	trust  TrustStore
 
-	// emitMu serializes the hand-over of queued statuses to OnStatus. Lock
-	// order: emitMu before mu; mu is never held while taking emitMu.
+	// trustMu serializes approval writes (the TrustStore, then approved).
+	// Lock order: trustMu, emitMu, mu.
+	trustMu sync.Mutex
+
+	// emitMu serializes the hand-over of queued statuses to OnStatus; mu is
+	// never held while taking it.
 	emitMu sync.Mutex
 
 	mu         sync.Mutex
@@ -102,6 +124,7 @@ type Manager struct {
 	names      []string                // guarded by mu; the keys of index in config then server order
 	lazy       bool                    // guarded by mu; lazy mode is on
 	loaded     []string                // guarded by mu; lazily loaded names, least recently used first
+	approved   map[string]string       // guarded by mu; the TrustStore's approvals, server → hash
 	closed     bool                    // guarded by mu
 }
 
@@ -154,6 +177,7 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 		opts:       opts,
 		log:        opts.Logger,
 		stop:       stop,
+		trust:      opts.Trust,
 		servers:    map[string]*serverState{},
 		registered: map[string]bool{},
 		index:      map[string]toolRef{},
@@ -162,43 +186,59 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 		base: base, workspace: opts.Workspace, builtin: opts.Builtin,
 		logger: opts.Logger, wg: &m.wg, onLost: m.onLost, onToolsChanged: m.onToolsChanged,
 	}
+	if m.trust == nil {
+		m.trust = &memTrust{}
+	}
+	m.loadApprovals()
 	for _, c := range cfgs {
 		if _, dup := m.servers[c.Name]; dup || c.Name == "" {
 			continue
 		}
 		m.order = append(m.order, c.Name)
-		m.servers[c.Name] = &serverState{cfg: c.Clone(), state: idleState(c)}
+		m.servers[c.Name] = &serverState{cfg: c.Clone(), state: m.idleLocked(c)}
 	}
 	m.lazy = m.lazyWanted()
 	return m
 }
 
-func idleState(c ServerConfig) string {
-	if !c.Enabled {
+// idleLocked is the state of a server with config c and no connection.
+func (m *Manager) idleLocked(c ServerConfig) string {
+	switch {
+	case !c.Enabled:
 		return StateDisabled
+	case m.trustLocked(c) != TrustTrusted:
+		return StateUntrusted
 	}
 	return StateClosed
 }
 
-// ConnectAll connects every enabled server concurrently and waits for all
-// of them: the names that connected (in config order) and, for the others,
-// why not.
+// ConnectAll connects every enabled, trusted server concurrently and waits
+// for all of them: the names that connected (in config order) and, for the
+// others, why not. An enabled server that is not trusted is not started:
+// OnStatus is told it waits for trust, and its error is ErrUntrusted.
 func (m *Manager) ConnectAll(ctx context.Context) (connected []string, failed map[string]error) {
+	failed = map[string]error{}
 	m.mu.Lock()
 	var names []string
 	for _, n := range m.order {
-		if m.servers[n].cfg.Enabled {
+		s := m.servers[n]
+		switch {
+		case !s.cfg.Enabled:
+		case m.trustLocked(s.cfg) != TrustTrusted:
+			failed[n] = fmt.Errorf("connect %s: %w", n, ErrUntrusted)
+			m.announceLocked(s)
+		default:
 			names = append(names, n)
 		}
 	}
 	m.mu.Unlock()
+	m.flush()
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Go(func() { errs[i] = m.Connect(ctx, n) })
 	}
 	wg.Wait()
-	failed = map[string]error{}
 	for i, n := range names {
 		if errs[i] != nil {
 			failed[n] = errs[i]
@@ -235,6 +275,10 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 	if !s.cfg.Enabled {
 		m.mu.Unlock()
 		return fmt.Errorf("connect %s: %w", name, ErrDisabled)
+	}
+	if t := m.trustLocked(s.cfg); t != TrustTrusted {
+		m.mu.Unlock()
+		return fmt.Errorf("connect %s: %w (%s: approve it with mcp.trust)", name, ErrUntrusted, t)
 	}
 	if !force && s.conn != nil && s.state == StateConnected {
 		m.mu.Unlock()
@@ -312,7 +356,7 @@ func (m *Manager) resetLocked(s *serverState) *conn {
 	s.gen++
 	old := s.conn
 	s.conn, s.tools, s.lastErr = nil, nil, ""
-	s.state = idleState(s.cfg)
+	s.state = m.idleLocked(s.cfg)
 	return old
 }
 
@@ -381,10 +425,15 @@ func (m *Manager) Status() []Status {
 }
 
 func (m *Manager) statusLocked(s *serverState) Status {
-	return Status{
+	st := Status{
 		Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Enabled: s.cfg.Enabled,
 		Tools: len(s.tools), LastError: s.lastErr, Lazy: m.lazy,
+		Trust: m.trustLocked(s.cfg), Run: s.cfg.Run(),
 	}
+	if st.Run != nil {
+		st.Hash = s.cfg.Hash()
+	}
+	return st
 }
 
 // announceLocked queues the status of s for OnStatus, in the order of the

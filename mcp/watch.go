@@ -18,7 +18,8 @@ const watchDebounce = 200 * time.Millisecond
 
 // Apply replaces the manager's configs with cfgs (usually a reloaded file,
 // through WithBuiltinConfigs): servers that are new or whose connection
-// settings changed are (re)connected when enabled, removed ones are
+// settings changed are (re)connected when enabled and trusted (a changed
+// config needs a new approval: it is stopped), removed ones are
 // disconnected. It returns the names added, removed and changed. Servers
 // that did not change keep their connections.
 func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, removed, changed []string) {
@@ -54,18 +55,22 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 		switch {
 		case !ok:
 			added = append(added, n)
-			m.servers[n] = &serverState{cfg: c, state: idleState(c)}
+			s = &serverState{cfg: c, state: m.idleLocked(c)}
+			m.servers[n] = s
+			if s.state == StateUntrusted {
+				m.announceLocked(s) // waits for trust
+			}
 		case !sameConnection(s.cfg, c):
 			changed = append(changed, n)
 			stale = append(stale, m.resetLocked(s))
 			s.cfg = c
-			s.state = idleState(c)
+			s.state = m.idleLocked(c)
 			m.announceLocked(s)
 		default:
 			s.cfg = c // same connection; keeps the new file's text for saving
 			continue
 		}
-		if c.Enabled {
+		if s.state == StateClosed {
 			connect = append(connect, n)
 		}
 	}

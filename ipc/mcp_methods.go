@@ -11,6 +11,8 @@ import (
 
 // The mcp.* methods edit an open project's MCP servers and persist every
 // change to <workspace>/.agent/mcp.json (mcp_project.go owns the managers).
+// What the shell adds or edits (mcp.add, mcp.update of a trusted server) is
+// trusted; a server from the file runs only after mcp.trust.
 // An edit and its save run under the project's lock, so concurrent calls
 // never lose one another's changes; connecting runs in the background and
 // is reported by mcp.status notifications.
@@ -22,6 +24,8 @@ func (s *Server) mcpRoutes() map[string]handler {
 		"mcp.update":  s.mcpUpdate,
 		"mcp.remove":  s.mcpRemove,
 		"mcp.refresh": s.mcpRefresh,
+		"mcp.trust":   s.mcpTrust,
+		"mcp.untrust": s.mcpUntrust,
 	}
 }
 
@@ -38,6 +42,12 @@ type mcpUpdateParams struct {
 	ProjectID string          `json:"projectId" rpc:"required"`
 	Name      string          `json:"name" rpc:"required"`
 	Config    json.RawMessage `json:"config" rpc:"required"`
+}
+
+type mcpTrustParams struct {
+	ProjectID string `json:"projectId" rpc:"required"`
+	Name      string `json:"name" rpc:"required"`
+	Hash      string `json:"hash" rpc:"required"`
 }
 
 type mcpNameParams struct {
@@ -185,10 +195,60 @@ func (s *Server) mcpRefresh(ctx context.Context, _ *conn, raw json.RawMessage) (
 	}
 	err = pm.mgr.Refresh(ctx, p.Name)
 	switch {
-	case errors.Is(err, mcp.ErrUnknownServer), errors.Is(err, mcp.ErrDisabled), errors.Is(err, mcp.ErrClosed):
+	case errors.Is(err, mcp.ErrUnknownServer), errors.Is(err, mcp.ErrDisabled), errors.Is(err, mcp.ErrClosed), errors.Is(err, mcp.ErrUntrusted):
 		return nil, fmt.Errorf("mcp.refresh: %w", err)
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("mcp.refresh: %w", ctx.Err())
+	}
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+}
+
+// mcpTrust approves a server's config: the hash the trust card showed
+// (mcp.list). A hash that is not the current config's is refused (-32003):
+// the file changed since it was shown. The server then connects in the
+// background.
+func (s *Server) mcpTrust(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpTrustParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.Trust(ctx, p.Name, p.Hash); err != nil {
+		return nil, fmt.Errorf("mcp.trust: %w", err)
+	}
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.State == mcp.StateClosed {
+		pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, p.Name) })
+	}
+	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+}
+
+// mcpUntrust revokes a server's approval; a running server is stopped.
+func (s *Server) mcpUntrust(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpNameParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.Untrust(ctx, p.Name); err != nil {
+		return nil, fmt.Errorf("mcp.untrust: %w", err)
 	}
 	info, err := pm.serverInfo(p.Name)
 	if err != nil {

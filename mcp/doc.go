@@ -22,5 +22,6 @@
 // change queues its status under the mutex, in the same critical section; the
 // queue is handed to OnStatus in order, without the mutex, and Status hands it
 // over before returning, so nobody sees a state before its notification was
-// sent.
+// sent. Approval writes to the TrustStore run under a separate trust lock
+// (taken before the mutex), never under the mutex.
 package mcp

@@ -285,6 +285,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"servers":{"a":{"url":"http://h/sse","headers":{"X":"1"}}}}`,
 		`{"mcpServers":{"a":{"command":["x"],"args":["y"],"disabled":true,"timeout":"1s"}}}`,
 		`[{"name":"ocr","enabled":false}]`, `{"servers":[5]}`, `[{"name":"a","command":"'"}]`, ``, `{}`,
+		`{"mcpServers":{"w":{"url":"https://${HOST}/mcp","headers":{"A":"Bearer ${OPENAI_API_KEY}"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -313,6 +314,10 @@ func FuzzParseConfig(f *testing.F) {
 		for i := range back {
 			if !sameConnection(back[i], cfgs[i]) {
 				t.Fatalf("round trip changed %+v into %+v", cfgs[i], back[i])
+			}
+			// What was approved is what is saved.
+			if back[i].Hash() != cfgs[i].Hash() {
+				t.Fatalf("round trip changed the hash of %+v", cfgs[i])
 			}
 		}
 	})

@@ -18,14 +18,17 @@ import (
 	"github.com/zqagent/sidecar/mcp"
 )
 
-// writeMCPFile writes a project's .agent/mcp.json in the mcpServers form.
+// writeMCPFile writes a project's .agent/mcp.json in the mcpServers form,
+// atomically (as git and editors do), so that the watcher never reloads
+// half a file.
 func writeMCPFile(t *testing.T, dir string, servers map[string]any) {
 	t.Helper()
 	path := filepath.Join(dir, ".agent", "mcp.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	b, err := json.Marshal(map[string]any{"mcpServers": servers})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, b, 0o644))
+	require.NoError(t, os.WriteFile(path+".tmp", b, 0o644))
+	require.NoError(t, os.Rename(path+".tmp", path))
 }
 
 func trustIs(projectID, name, state, trust string) func(MCPStatus) bool {
@@ -68,12 +71,17 @@ func TestMCPHostileProjectConfigNeverRuns(t *testing.T) {
 
 	pid, err := c.OpenProject(tctx(t), dir)
 	require.NoError(t, err)
-	for _, n := range []string{"evil", "web"} {
-		st := waitNote(t, c, "mcp.status", trustIs(pid, n, "untrusted", "untrusted"))
+	waiting := map[string]bool{}
+	for len(waiting) < 2 {
+		st := waitNote(t, c, "mcp.status", func(s MCPStatus) bool {
+			return s.ProjectID == pid && s.State == "untrusted" && s.Trust == "untrusted"
+		})
 		require.NotEmpty(t, st.Hash)
 		require.NotNil(t, st.Run)
 		require.Equal(t, []string{"OPENAI_API_KEY"}, st.Run.SecretVars)
+		waiting[st.Name] = true
 	}
+	require.Equal(t, map[string]bool{"evil": true, "web": true}, waiting)
 	waitState(t, c, pid, "ocr", "connected") // the background connect is over
 	nothingRan("project.open")
 

@@ -109,7 +109,11 @@ func TestProjectServersWaitForTrust(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
+		// Atomically, as git and editors do: the watcher never reloads half a file.
+		if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -95,7 +95,7 @@ type Server struct {
 	// naming): Close cancels it first, so shutdown never waits on it.
 	bg       context.Context
 	cancelBG context.CancelFunc
-	wg     sync.WaitGroup // connections, session runners
+	wg       sync.WaitGroup // connections, session runners
 
 	shutdownOnce sync.Once
 	providers    *providerSource

@@ -1,15 +1,13 @@
 // Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
 // the one ready line it prints on stdout, and drives agent sessions over the
 // local WebSocket named there (see ui-protocol.md). main only wires and
-// waits: flags, token, lock file, store, listener, server; then it waits for
-// stdin EOF, SIGTERM/SIGINT or the shutdown method and closes everything
-// within a bounded time.
+// waits: flags, secrets (secrets.go), lock file, store, listener, server;
+// then it waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and
+// closes everything within a bounded time.
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -42,6 +40,7 @@ type config struct {
 	logLevel       slog.Level
 	keyringService string
 	auditLogDir    string
+	secretsStdin   bool
 }
 
 type stringList []string
@@ -67,6 +66,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
 	fs.StringVar(&c.auditLogDir, "audit-log-dir", os.Getenv("ZQAGENT_AUDIT_LOG_DIR"), "write an audit log of every model request here, one folder per day (keys redacted); off when empty (env ZQAGENT_AUDIT_LOG_DIR)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&c.secretsStdin, "secrets-stdin", false, `read the token and API keys from the first line of stdin, {"token":"…","keys":{"openai":"sk-…"}}, instead of the environment`)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)()
@@ -112,7 +112,7 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(log)
-	token, err := takeToken()
+	sec, err := takeSecrets(log, cfg.secretsStdin, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -141,11 +141,12 @@ func run(args []string) error {
 	}
 	terms := terminal.NewManager(terminal.Options{Logger: log})
 	kr := keychain.New(cfg.keyringService)
+	kr.SetStartKeys(sec.keys, sec.env)
 	defer kr.Close()
 	shutdown := make(chan struct{})
 	srv, err := ipc.New(ipc.Options{
 		Store:          st,
-		Token:          token,
+		Token:          sec.token,
 		AllowOrigins:   cfg.allowOrigins,
 		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,
@@ -164,7 +165,7 @@ func run(args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, token); err != nil {
+	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, sec.token); err != nil {
 		return err
 	}
 	// Nothing but the ready line ever goes to stdout.
@@ -197,20 +198,6 @@ func run(args []string) error {
 		log.Warn("close store", "err", err)
 	}
 	return nil
-}
-
-// takeToken returns the token the parent passed in ZQAGENT_TOKEN (removed
-// from the environment so that no child ever sees it) or a new random one.
-func takeToken() (string, error) {
-	if t := os.Getenv("ZQAGENT_TOKEN"); t != "" {
-		os.Unsetenv("ZQAGENT_TOKEN")
-		return t, nil
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // readyLine is the handshake printed once on stdout.

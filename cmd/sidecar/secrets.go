@@ -29,7 +29,9 @@ import (
 //     process is not dumpable), so on Unix the sidecar first re-executes
 //     itself with them removed, handing them over on an inherited pipe.
 //
-// On Linux the process is also made not dumpable (see hardenProcess).
+// On Linux the process is also made not dumpable (see hardenProcess). Root's
+// children can still read the process's memory (/proc/<pid>/mem): the keys
+// are in it.
 
 // secretsLineMax bounds the secrets line.
 const secretsLineMax = 64 << 10

@@ -9,12 +9,12 @@ import (
 // envHelp lists every environment variable the sidecar reads, for --help.
 // Keep it in step with the code (TestHelpListsEnv greps the sources).
 var envHelp = [][2]string{
-	{"ZQAGENT_TOKEN", "the WebSocket token (removed from the environment at start; default: a random 256-bit one)"},
+	{"ZQAGENT_TOKEN", "the WebSocket token (removed from the environment at start; default: a random 256-bit one); prefer --secrets-stdin"},
 	{"ZQAGENT_SCRIPT", "a script file for the scripted provider (UI development and tests without a model)"},
 	{"ZQAGENT_MODEL", "the model of the default profile (else OPENAI_MODEL)"},
 	{"ZQAGENT_AUDIT_LOG_DIR", "same as --audit-log-dir"},
 	{"ZQAGENT_MCP_LAZY", "1 or 0: force MCP lazy tool loading on or off (default: on when the tools are large)"},
-	{"OPENAI_API_KEY", "the default profile's API key (<PROFILE>_API_KEY for other profiles); the keychain is used when unset"},
+	{"OPENAI_API_KEY", "the default profile's API key (<PROFILE>_API_KEY for other profiles; removed at start); the keychain wins; prefer --secrets-stdin"},
 	{"OPENAI_BASE_URL", "an OpenAI-compatible endpoint (default https://api.openai.com/v1)"},
 	{"OPENAI_MODEL", "the default model"},
 	{"OPENAI_FORCE_API_MODE", "responses or chat: skip the Responses-API probe"},
@@ -41,6 +41,7 @@ var envHelp = [][2]string{
 	{"MCP_CALL_TIMEOUT_MS", "timeout of one MCP tool call"},
 	{"SHELL", "the login shell of PTY terminals (never used for run_shell)"},
 	{"DBUS_SESSION_BUS_ADDRESS", "Linux: the session bus of the Secret Service keychain (never autolaunched)"},
+	{"XDG_RUNTIME_DIR", "Linux: $XDG_RUNTIME_DIR/bus is the session bus when DBUS_SESSION_BUS_ADDRESS is unset"},
 }
 
 func usage(fs *flag.FlagSet, w io.Writer) func() {

@@ -70,7 +70,7 @@ func TestHelp(t *testing.T) {
 	out, err := exec.Command(sidecarBin, "--help").Output()
 	require.NoError(t, err, "--help exits 0")
 	help := string(out)
-	for _, f := range []string{"data-dir", "port", "allow-origin", "log-level", "keyring-service", "audit-log-dir", "version"} {
+	for _, f := range []string{"data-dir", "port", "allow-origin", "log-level", "keyring-service", "audit-log-dir", "version", "secrets-stdin"} {
 		require.Contains(t, help, "-"+f, "flag %s", f)
 	}
 	// Every os.Getenv/LookupEnv("NAME") and env("NAME") in non-test sources.

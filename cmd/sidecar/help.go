@@ -41,6 +41,7 @@ var envHelp = [][2]string{
 	{"MCP_CALL_TIMEOUT_MS", "timeout of one MCP tool call"},
 	{"SHELL", "the login shell of PTY terminals (never used for run_shell)"},
 	{"DBUS_SESSION_BUS_ADDRESS", "Linux: the session bus of the Secret Service keychain (never autolaunched)"},
+	{"XDG_CONFIG_HOME", "where git's global config (the user's identity for auto-allowed commits) is read"},
 	{"XDG_RUNTIME_DIR", "Linux: $XDG_RUNTIME_DIR/bus is the session bus when DBUS_SESSION_BUS_ADDRESS is unset"},
 }
 

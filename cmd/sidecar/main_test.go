@@ -89,12 +89,19 @@ type spawnOptions struct {
 	env       []string // the whole environment
 	args      []string // more flags
 	stdinLine string   // written to stdin first, with a newline, when not ""
+	bin       string   // the binary ("": sidecarBin)
+	wrap      []string // a command that runs the binary (e.g. setpriv …)
 }
 
 // spawnWith starts the sidecar on dataDir and reads its ready line.
 func spawnWith(t *testing.T, dataDir string, o spawnOptions) *proc {
 	t.Helper()
-	cmd := exec.Command(sidecarBin, append([]string{"--data-dir", dataDir, "--log-level", "debug", "--allow-origin", "tauri://localhost"}, o.args...)...)
+	bin := sidecarBin
+	if o.bin != "" {
+		bin = o.bin
+	}
+	argv := append(append(append([]string{}, o.wrap...), bin, "--data-dir", dataDir, "--log-level", "debug", "--allow-origin", "tauri://localhost"), o.args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = o.env
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

@@ -129,16 +129,6 @@ func TestE2ESecretsNotInProcEnviron(t *testing.T) {
 	require.Contains(t, string(env), control)
 	require.NotContains(t, string(env), key)
 	require.NotContains(t, string(env), token)
-	requireNotDumpable(t, pid)
-}
-
-// requireNotDumpable checks PR_SET_DUMPABLE=0: /proc/<pid>/environ of a
-// process that is not dumpable is owned by root.
-func requireNotDumpable(t *testing.T, pid int) {
-	t.Helper()
-	fi, err := os.Stat(fmt.Sprintf("/proc/%d/environ", pid))
-	require.NoError(t, err)
-	require.Zero(t, fi.Sys().(*syscall.Stat_t).Uid, "/proc/<pid>/environ is root's: the sidecar is not dumpable")
 }
 
 // execSidecar returns a command that runs the sidecar on a data dir of its own.
@@ -280,4 +270,56 @@ func TestE2ENoStrayDaemonsWithoutSessionBus(t *testing.T) {
 	require.True(t, p.waitFor(15*time.Second))
 	require.NoError(t, p.waitErr)
 	require.Empty(t, processesWithEnv(t, marker), "a process the sidecar started outlived it")
+}
+
+// TestE2ENotDumpable: the sidecar makes itself not dumpable, so a command
+// it runs as its own (non-root) user cannot read its /proc/<pid>/environ or
+// mem. The kernel then makes those files root's instead of the process
+// user's. Run as root, the test starts the sidecar as nobody (setpriv).
+func TestE2ENotDumpable(t *testing.T) {
+	var wrap []string
+	uid := os.Getuid()
+	bin := sidecarBin
+	dataDir := filepath.Join(t.TempDir(), "data")
+	if uid == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("running as root without setpriv: cannot run the sidecar as another user")
+		}
+		uid = 65534
+		wrap = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+		dir, err := os.MkdirTemp("", "sidecar-nobody-") // t.TempDir's parent is 0700
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		require.NoError(t, os.Chmod(dir, 0o777))
+		bin = filepath.Join(dir, "sidecar")
+		b, err := os.ReadFile(sidecarBin)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(bin, b, 0o755))
+		dataDir = filepath.Join(dir, "data")
+		for d := dir; d != "/" && d != filepath.Dir(d); d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+				t.Skipf("%s is not searchable by nobody", d)
+			}
+		}
+	}
+	key := "sk-dumpable-" + randHex(t, 8)
+	p := spawnWith(t, dataDir, spawnOptions{bin: bin, wrap: wrap, env: []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(dataDir), "OPENAI_API_KEY=" + key,
+	}})
+	pid := p.ready.PID
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	require.Contains(t, string(status), fmt.Sprintf("\nUid:\t%d\t", uid), "the sidecar runs as uid %d", uid)
+	for _, f := range []string{"environ", "mem"} {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d/%s", pid, f))
+		require.NoError(t, err)
+		require.Zero(t, fi.Sys().(*syscall.Stat_t).Uid, "/proc/<pid>/%s is root's, not uid %d's: the sidecar is not dumpable", f, uid)
+	}
+	if wrap != nil { // a process of the sidecar's own user cannot read it
+		out, err := exec.Command(wrap[0], append(wrap[1:], "cat", fmt.Sprintf("/proc/%d/environ", pid))...).CombinedOutput()
+		require.Error(t, err)
+		require.Contains(t, string(out), "Permission denied")
+		require.NotContains(t, string(out), key)
+	}
 }

@@ -26,7 +26,13 @@ type callState struct {
 	call     llm.ToolCall
 	spec     tools.Spec
 	known    bool
+	// args and canon are the call's arguments decoded once, strictly
+	// (tools.NormalizeArgs): the decision, the events and the handler all
+	// use them. argErr is why the arguments were refused; such a call never
+	// gets a decision and never runs.
 	args     map[string]any
+	canon    json.RawMessage
+	argErr   error
 	decision permission.Decision
 
 	started     time.Time
@@ -51,16 +57,22 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	for i, c := range calls {
 		st := &callState{call: c}
 		st.spec, st.known = e.registry.Lookup(c.Name)
-		st.args = tools.ArgsMap(json.RawMessage(c.Arguments))
 		if st.known {
-			st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+			a, err := st.spec.NormalizeArgs(json.RawMessage(c.Arguments))
+			st.args, st.canon, st.argErr = a.Map, a.Canonical, err
+			if err == nil {
+				st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+			}
+		}
+		if st.args == nil {
+			st.args = map[string]any{"_raw": c.Arguments} // for the event only; the call never runs
 		}
 		states[i] = st
 		t.emit(Event{EventToolProposed, ToolProposedData{task: task{t.taskID}, ReqID: c.ID, Name: c.Name, Arguments: st.args}})
 	}
 	var parallel, serial []*callState
 	for _, st := range states {
-		if st.known && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
+		if st.known && st.argErr == nil && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
 			parallel = append(parallel, st)
 		} else {
 			serial = append(serial, st)
@@ -93,6 +105,10 @@ func (t *turn) runParallel(states []*callState) {
 func (t *turn) runSerial(st *callState) {
 	if !st.known {
 		t.finishError(st, tools.Errorf("unknown_tool", "unknown tool %q; use one of the listed tools", st.call.Name))
+		return
+	}
+	if st.argErr != nil {
+		t.finishError(st, st.argErr)
 		return
 	}
 	d := st.decision
@@ -160,7 +176,7 @@ func (t *turn) startCall(st *callState, results chan<- callResult) {
 	st.started = time.Now()
 	t.emit(Event{EventToolStarted, ToolStartedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
-	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: json.RawMessage(st.call.Arguments)}
+	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: st.canon}
 	handler := st.spec.Handler
 	go func() {
 		var r callResult

@@ -201,17 +201,17 @@ func (m *Manager) handler(server, tool, name string) tools.Handler {
 // callTool calls a server's tool with the call timeout, and converts the
 // result for the model.
 func (m *Manager) callTool(ctx context.Context, server, tool, name string, args json.RawMessage) (any, error) {
-	var obj map[string]json.RawMessage
-	if err := tools.DecodeArgs(args, &obj); err != nil {
+	m.mu.Lock()
+	schema := m.index[name].schema
+	m.mu.Unlock()
+	// The same strict decode the engine applies to every call (a no-op for
+	// arguments the engine already normalized; mcp_call_tool's nested
+	// arguments get it here): the canonical object is what the server gets.
+	a, err := tools.NormalizeArgs(args, schema, tools.SchemaUnknown)
+	if err != nil {
 		return nil, err
 	}
-	if obj == nil {
-		obj = map[string]json.RawMessage{}
-	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", tools.ErrInvalidArgs, err)
-	}
+	body := a.Canonical
 	m.mu.Lock()
 	s, ok := m.servers[server]
 	var c *conn

@@ -23,9 +23,9 @@ const toolGrace = 2 * time.Second
 
 // callState is one tool call of a model response.
 type callState struct {
-	call     llm.ToolCall
-	spec     tools.Spec
-	known    bool
+	call  llm.ToolCall
+	spec  tools.Spec
+	known bool
 	// args and canon are the call's arguments decoded once, strictly
 	// (tools.NormalizeArgs): the decision, the events and the handler all
 	// use them. argErr is why the arguments were refused; such a call never

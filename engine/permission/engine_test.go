@@ -188,7 +188,7 @@ func TestEvaluateTable(t *testing.T) {
 		{name: "tool grant: new mcp.json still asks", tools: []string{"write_file"}, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAsk},
 		{name: "auto: new mcp.json through a linked folder asks", mode: ModeAuto, tool: "write_file", args: at("agent-link/mcp.json"), meta: writeMeta, want: wantAsk},
 		{name: "auto: other mcp.json allowed", mode: ModeAuto, tool: "write_file", args: at("src/mcp.json"), meta: writeMeta, want: wantAllow},
-		{name: "auto: existing mcp.json edit allowed", mcpWS: true, mode: ModeAuto, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAllow},
+		{name: "auto: existing mcp.json edit asks", mcpWS: true, mode: ModeAuto, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAsk},
 
 		// Steps 5–6: allowlist, word boundaries, quoting.
 		{name: "allowlist ls", allow: stdAllow, tool: "run_shell", args: sh("ls"), meta: shellMeta, want: wantAllow},

@@ -105,14 +105,17 @@ func (e *Engine) shellDecision(policy ShellPolicy, cmd string, args map[string]a
 	if !ok {
 		return Decision{}, false
 	}
+	if cwd, ok := args["cwd"].(string); ok && e.protectedPath(cwd) != "" {
+		return Decision{}, false // a command run inside .git is never auto-allowed
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, entry := range e.allowed {
-		if prefixMatch(parseAllowEntry(entry), words) {
+		if ew := parseAllowEntry(entry); prefixMatch(ew, words) && covers(ew, words) {
 			return allow("command allowlist: " + entry), true
 		}
 	}
-	if e.commands[words[0]] {
+	if e.commands[words[0]] && covers(words[:1], words) {
 		return allow("command " + words[0] + " allowed for this session"), true
 	}
 	return Decision{}, false

@@ -206,7 +206,9 @@ var gitReadOnlySubs = map[string]func(rest []string) bool{
 	"name-rev": nil, "for-each-ref": nil, "count-objects": nil, "version": nil, "var": nil,
 	"check-ignore": nil, "check-attr": nil, "diff-tree": nil, "diff-files": nil, "diff-index": nil,
 	"range-diff": nil, "cherry": nil, "config": nil,
-	"reflog": func(rest []string) bool { return len(rest) == 0 || rest[0] == "show" || strings.HasPrefix(rest[0], "-") },
+	"reflog": func(rest []string) bool {
+		return len(rest) == 0 || rest[0] == "show" || strings.HasPrefix(rest[0], "-")
+	},
 	"stash":  func(rest []string) bool { return len(rest) > 0 && (rest[0] == "list" || rest[0] == "show") },
 	"remote": func(rest []string) bool { return len(rest) == 0 || rest[0] == "-v" || rest[0] == "get-url" },
 	"tag": func(rest []string) bool {

@@ -149,7 +149,12 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	}
 	meta := st.spec.Meta
 	req := permission.Request{ToolName: st.call.Name, Arguments: st.args, Metadata: &meta, Reason: st.decision.Reason, ToolCallID: st.call.ID, RequestID: requestID, Command: cmd}
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd}}) {
+	var c cardCheck
+	c.text("name", st.call.Name)
+	c.value("arguments", st.args)
+	c.text("reason", st.decision.Reason)
+	c.text("command", cmd)
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, context.Canceled
 	}
 	e.mu.Lock()

@@ -556,7 +556,7 @@ func writeEngines(f *fixture, tool string) map[string]*Engine {
 	g := New(Options{Workspace: f.ws})
 	g.AllowToolForSession(tool)
 	return map[string]*Engine{
-		"auto":              New(Options{Workspace: f.ws, Mode: ModeAuto, ShellPolicy: PolicyAll}),
+		"auto":               New(Options{Workspace: f.ws, Mode: ModeAuto, ShellPolicy: PolicyAll}),
 		"tool grant " + tool: g,
 	}
 }

@@ -261,6 +261,8 @@ var bypassCorpus = []corpusRow{
 	{family: "wget", cmd: "wget -r -nH https://x/.git/hooks/"},
 	{family: "wget", cmd: "wget --directory-p=/tmp https://x"},
 	{family: "wget", cmd: "wget --conf=cfg https://x"},
+	{family: "wget", cmd: "wget -O- -O /tmp/x https://x"},
+	{family: "wget", cmd: "wget -O-x https://x"},
 
 	// zip and unzip.
 	{family: "zip-unzip", cmd: "zip -TT ./evil a.zip f"},
@@ -313,6 +315,8 @@ var bypassCorpus = []corpusRow{
 	{family: "npm", cmd: "pnpm test --script-sh=./evil"},
 	{family: "npm", cmd: "yarn --use-yarnrc ./evil test"},
 	{family: "npm", cmd: "yarn add evil", sub: true},
+	{family: "npm", cmd: "npm test --watch=false"},
+	{family: "npm", cmd: "npm run build --prefix=/tmp/evil"},
 
 	// docker.
 	{family: "docker", cmd: "docker run -v /:/host alpine id"},
@@ -501,6 +505,9 @@ var controlCorpus = []corpusRow{
 	{family: "control", cmd: "npm run lint --silent"},
 	{family: "control", cmd: "npm ls --global"},
 	{family: "control", cmd: "pnpm test --watch=false"},
+	{family: "control", cmd: "npm run build --if-present -- --watch=false"},
+	{family: "control", cmd: "wget -qO- https://example.com"},
+	{family: "control", cmd: "wget -O - https://example.com"},
 	{family: "control", cmd: "yarn test"},
 	{family: "control", cmd: "cargo test"},
 	{family: "control", cmd: "cargo test --workspace --release -- --nocapture"},

@@ -341,6 +341,10 @@ func TestEvaluateTable(t *testing.T) {
 		{name: "policy workspace heuristic: glued option", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("cc -o/etc/x a.c"), meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: operators", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("rm -rf build && rm -rf /"), meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: cwd relative", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: map[string]any{"command": "rm ../../outside/secret.txt", "cwd": "src"}, meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: .git", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("touch .git/hooks/pre-commit"), meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: cwd .git", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: map[string]any{"command": "touch hooks/pre-commit", "cwd": ".git"}, meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: mcp.json", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("cp x .agent/mcp.json"), meta: shellMeta, want: wantAsk},
+		{name: "allowlist in a .git cwd asks", allow: stdAllow, tool: "run_shell", args: map[string]any{"command": "ls", "cwd": ".git"}, meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: wrapper", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("xargs rm"), meta: shellMeta, want: wantAsk},
 	}
 	if len(rows) < 40 {

@@ -184,7 +184,8 @@ func (e *Engine) protectedPath(p string) string {
 // insideWorkspace is shellPolicy workspace's heuristic when no OS sandbox
 // is enforced: cmd is a safe simple command and every argument, read as a
 // path relative to the call's cwd (option values after '=' or a glued '/'
-// too), resolves inside the workspace with write access. It is a way to
+// too), resolves inside the workspace with write access, and neither it nor
+// the cwd is inside a .git directory or the MCP config. It is a way to
 // avoid needless prompts, not a security boundary.
 func (e *Engine) insideWorkspace(cmd string, args map[string]any) bool {
 	if e.ws == nil {
@@ -220,9 +221,9 @@ func (e *Engine) insideWorkspace(cmd string, args map[string]any) bool {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(base, p)
 		}
-		if _, err := e.ws.Resolve(p, true); err != nil {
-			return false
+		if _, err := e.ws.Resolve(p, true); err != nil || e.protectedPath(p) != "" {
+			return false // outside, or inside .git or the MCP config
 		}
 	}
-	return true
+	return e.protectedPath(base) == ""
 }

@@ -111,11 +111,11 @@ func init() {
 		"unzip": unzipArgs,
 		"dd":    ddArgs,
 		"curl":  curlArgs,
-		"wget": optArgs("wget", "writes files, reads or sends local files, or runs commands", "-O", "--output-document",
+		"wget": wgetArgs(optArgs("wget", "writes files, reads or sends local files, or runs commands", "-O", "--output-document",
 			"-o", "--output-file", "-a", "--append-output", "-e", "--execute", "--use-askpass", "-P", "--directory-prefix",
 			"--config", "--post-file", "--body-file", "--load-cookies", "--save-cookies", "--warc-file", "--rejected-log",
 			"-r", "--recursive", "-m", "--mirror", "-x", "--force-directories", "-nH", "--no-host-directories", "--cut-dirs",
-			"-i", "--input-file"),
+			"-i", "--input-file")),
 		"make":   makeArgs,
 		"gmake":  makeArgs,
 		"diff":   optArgs("diff", "runs a program", "--diff-program"),
@@ -238,6 +238,33 @@ func curlArgs(args []string) string {
 		}
 	}
 	return ""
+}
+
+// wgetArgs lets wget write the download to stdout (-O-, -qO -,
+// --output-document=-) and applies rule to the rest.
+func wgetArgs(rule func([]string) string) func([]string) string {
+	return func(args []string) string {
+		rest := make([]string, 0, len(args))
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "--output-document=-":
+				continue
+			case len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "O-") && strings.IndexByte(a, 'O') == len(a)-2:
+				a = a[:len(a)-2] // -qO- is -q and stdout
+			case len(a) >= 2 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, "O") && strings.IndexByte(a, 'O') == len(a)-1 && i+1 < len(args) && args[i+1] == "-":
+				a = a[:len(a)-1]
+				i++
+			case a == "--output-document" && i+1 < len(args) && args[i+1] == "-":
+				i++
+				continue
+			}
+			if a != "-" && a != "" {
+				rest = append(rest, a)
+			}
+		}
+		return rule(rest)
+	}
 }
 
 // makeArgs refuses make code and makefiles given on the command line,

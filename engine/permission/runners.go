@@ -17,6 +17,25 @@ var npmDanger = []string{"-c", "--call", "--script-shell", "--shell", "--shell-m
 // of their own (nopt matches a full name first).
 var npmExact = map[string]bool{"--global": true}
 
+// npmScripts are npm's subcommands that run a package script; up to "--"
+// (after which the words go to the script) npm reads every option as
+// config, so only known-safe options are allowed there.
+var npmScripts = set("test", "t", "tst", "run", "run-script", "rum", "urn", "start", "restart", "stop")
+
+var npmRunOpts = newOptSet("sqdw", "", false, "--silent", "--if-present", "--ignore-scripts", "--workspaces",
+	"--ws", "--workspace", "--include-workspace-root", "--loglevel", "--quiet", "--color", "--no-color",
+	"--verbose", "--foreground-scripts", "--json", "--parseable", "--no-audit", "--no-fund", "--no-update-notifier")
+
+// beforeDashDash returns the words before the first "--".
+func beforeDashDash(args []string) []string {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i]
+		}
+	}
+	return args
+}
+
 // npmRunners are the subcommands that start the command that follows.
 var npmRunners = map[string]bool{"exec": true, "x": true, "dlx": true, "node": true}
 
@@ -45,6 +64,8 @@ func npmArgs(exe string, args []string) string {
 		switch {
 		case a == "explore" || a == "edit":
 			return exe + " " + a + " runs a shell or an editor"
+		case exe == "npm" && npmScripts[a]:
+			return npmRunOpts.check("npm "+a, beforeDashDash(args))
 		case npmRunners[a]:
 			inner := args[i+1:]
 			if a == "node" {

@@ -93,8 +93,9 @@ var patchHeaders = []string{"*** Add File:", "*** Update File:", "*** Delete Fil
 // protectedWrite returns why a write must always ask the user, in every
 // mode and whatever the session grants (issues 8, 13, 14): it creates or
 // changes the workspace's MCP config (<workspace>/.agent/mcp.json, which
-// names programs to start) or anything inside a .git directory (config,
-// hooks: programs git runs). The paths are compared after resolving links,
+// names programs to start) or anything inside a .git directory or the
+// shadow repository <workspace>/.agent/vcs (config, hooks: programs git
+// runs). The paths are compared after resolving links,
 // and without regard to case (case-insensitive file systems).
 func (e *Engine) protectedWrite(toolName string, args map[string]any, meta tools.Metadata) string {
 	if !writeTools[toolName] && meta.Class != tools.ClassWrite {
@@ -173,6 +174,9 @@ func (e *Engine) protectedPath(p string) string {
 	}
 	if len(parts) == 2 && strings.EqualFold(parts[0], ".agent") && strings.EqualFold(parts[1], "mcp.json") {
 		return mcpReason
+	}
+	if len(parts) >= 2 && strings.EqualFold(parts[0], ".agent") && strings.EqualFold(parts[1], "vcs") {
+		return gitReason // the shadow repository of per-turn snapshots
 	}
 	// A linked .agent folder: compare with the resolved config path.
 	if target, err := e.ws.Resolve(filepath.Join(".agent", "mcp.json"), true); err == nil && strings.EqualFold(target, real) {

@@ -112,9 +112,13 @@ func isBidi(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
+// isInvisible reports characters that render as nothing and can hide text
+// or data (tag characters and variation selectors carry "smuggled" bytes).
+// ZWNJ and ZWJ (U+200C/200D) and VS16 (U+FE0F) are left out: Persian and
+// Indic text and emoji sequences need them.
 func isInvisible(r rune) bool {
-	return (r >= 0x200b && r <= 0x200d) || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x00ad ||
-		r == 0x180e || r == 0x034f || (r >= 0xe0000 && r <= 0xe007f) || (r >= 0xfe00 && r <= 0xfe0f)
+	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x00ad || r == 0x180e ||
+		r == 0x034f || (r >= 0xe0000 && r <= 0xe007f) || (r >= 0xfe00 && r <= 0xfe0e) || (r >= 0xe0100 && r <= 0xe01ef)
 }
 
 // escapeText returns s with every unsafe character written as an escape

@@ -30,7 +30,7 @@ func TestCardsSafeToRender(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil,
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", string(args)), call("c2", "danger", `{"x":"plain"}`)}},
 		scripted.Response{ToolCalls: []llm.ToolCall{call("q1", "ask_user", string(question))}},
-		scripted.Response{ToolCalls: []llm.ToolCall{call("p1", "propose_plan", string(plan)), call("p2", "propose_plan", `{"plan":"1. a\n2. b"}`)}},
+		scripted.Response{ToolCalls: []llm.ToolCall{call("p1", "propose_plan", string(plan)), call("p2", "propose_plan", `{"plan":"1. a \u2764\ufe0f \ud83d\udc68\u200d\ud83d\udc69\n2. \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"}`)}},
 		scripted.Response{ToolCalls: []llm.ToolCall{call("d1", "request_directory", string(dir))}},
 		scripted.Response{Text: "ok"})
 	interact.RegisterAskTool(r.reg, r.eng.Interactor())
@@ -59,7 +59,7 @@ func TestCardsSafeToRender(t *testing.T) {
 	require.Len(t, p, 2)
 	require.Equal(t, []engine.TextWarning{{Field: "plan", Kind: engine.WarnControl}}, p[0].Warnings)
 	require.Equal(t, "1. read\n2. \\x0ddone\tok", p[0].Display["plan"], "tabs and newlines stay, \\r is escaped")
-	require.Empty(t, p[1].Warnings)
+	require.Empty(t, p[1].Warnings, "emoji sequences and ZWNJ in Persian are not flagged: %q", p[1].Plan)
 
 	d := find[engine.DirectoryRequestedData](evs)
 	require.Len(t, d, 1)

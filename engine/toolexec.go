@@ -23,16 +23,12 @@ const toolGrace = 2 * time.Second
 
 // callState is one tool call of a model response.
 type callState struct {
-	call  llm.ToolCall
-	spec  tools.Spec
-	known bool
-	// args and canon are the call's arguments decoded once, strictly
-	// (tools.NormalizeArgs): the decision, the events and the handler all
-	// use them. argErr is why the arguments were refused; such a call never
-	// gets a decision and never runs.
-	args     map[string]any
-	canon    json.RawMessage
-	argErr   error
+	call     llm.ToolCall
+	spec     tools.Spec
+	known    bool
+	args     map[string]any  // decoded once, strictly (tools.NormalizeArgs): the decision and the events use it
+	canon    json.RawMessage // args' canonical encoding: what the handler gets
+	argErr   error           // why the arguments were refused; such a call gets no decision and never runs
 	decision permission.Decision
 
 	started     time.Time

@@ -168,31 +168,39 @@ var sshDanger = []string{"proxycommand", "localcommand", "permitlocalcommand", "
 
 // sshArgs refuses -F (a config that can run commands), -o with an option
 // that runs a local program, -I (a PKCS#11 library), -E (a log file), -S
-// (a control socket; scp and sftp: a program to run) and sftp's -D.
+// (a control socket; scp and sftp: a program to run) and sftp's -D. A
+// cluster is read letter by letter up to the first letter that takes a
+// value (the rest of the word, or the next word).
 func sshArgs(exe string) func([]string) string {
+	danger := "FIES"
+	if exe == "sftp" {
+		danger += "D"
+	}
+	const valued = "bcDeEFiIJlLmOopPQRSwW"
 	return func(args []string) string {
 		for i, a := range args {
 			if len(a) < 2 || a[0] != '-' || a[1] == '-' {
 				continue
 			}
-			if j := strings.IndexAny(a[1:], "FIES"); j >= 0 {
-				return exe + " -" + string(a[1+j]) + " reads a config, loads a library, writes a log or runs a program"
-			}
-			if exe == "sftp" && strings.IndexByte(a[1:], 'D') >= 0 {
-				return "sftp -D runs a local program"
-			}
-			j := strings.IndexByte(a, 'o')
-			if j < 1 {
-				continue
-			}
-			opt := a[j+1:]
-			if opt == "" && i+1 < len(args) {
-				opt = args[i+1]
-			}
-			l := strings.ToLower(opt)
-			for _, d := range sshDanger {
-				if strings.Contains(l, d) {
-					return exe + " -o " + opt + " runs a local command"
+			for j := 1; j < len(a); j++ {
+				c := a[j]
+				if strings.IndexByte(danger, c) >= 0 {
+					return exe + " -" + string(c) + " reads a config, loads a library, writes a log or runs a program"
+				}
+				if c == 'o' {
+					opt := a[j+1:]
+					if opt == "" && i+1 < len(args) {
+						opt = args[i+1]
+					}
+					l := strings.ToLower(opt)
+					for _, d := range sshDanger {
+						if strings.Contains(l, d) {
+							return exe + " -o " + opt + " runs a local command"
+						}
+					}
+				}
+				if strings.IndexByte(valued, c) >= 0 {
+					break
 				}
 			}
 		}

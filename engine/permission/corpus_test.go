@@ -390,6 +390,8 @@ var bypassCorpus = []corpusRow{
 	{family: "runner", cmd: "uvx --from x python -c 1"},
 	{family: "runner", cmd: "poetry run python -c 1"},
 	{family: "runner", cmd: "hatch run python -c 1"},
+	{family: "runner", cmd: "npx npx node -e 1"},
+	{family: "runner", cmd: "npx yarn node -e 1"},
 
 	// go and cargo.
 	{family: "go-cargo", cmd: "go test -exec ./evil ./..."},

@@ -78,10 +78,26 @@ func npmArgs(exe string, args []string) string {
 	return ""
 }
 
+// runnerExecs are the executables whose rules call innerCommand; an inner
+// command naming one is refused, which keeps the check one level deep.
+var runnerExecs = set("npx", "bunx", "npm", "pnpm", "pnpx", "yarn", "bun", "uvx", "uv", "poetry", "pipenv", "pdm", "hatch", "pipx")
+
+// maxInnerWords bounds the words of a runner's inner command that are
+// checked (every word is tried as the command).
+const maxInnerWords = 256
+
 // innerCommand checks the command a runner starts. Which word is the
 // command depends on the runner's options and their values, so every word
 // that could start it is tried.
 func innerCommand(runner string, args []string) string {
+	if len(args) > maxInnerWords {
+		return runner + " starts a command too long to check"
+	}
+	for _, a := range args {
+		if runnerExecs[exeName(a)] {
+			return runner + " starts another runner (" + a + "); nested runners are never auto-allowed"
+		}
+	}
 	for i, a := range args {
 		if strings.HasPrefix(a, "-") || a == "" {
 			continue

@@ -74,9 +74,7 @@ func NormalizeArgs(raw, schema json.RawMessage, unknown Unknown) (Args, error) {
 	var s *schemaNode
 	if len(bytes.TrimSpace(schema)) > 0 {
 		s = new(schemaNode)
-		if err := json.Unmarshal(schema, s); err != nil {
-			return Args{}, fmt.Errorf("%w: the tool's schema is not valid: %v", ErrInvalidArgs, err)
-		}
+		_ = json.Unmarshal(schema, s) // never fails: see UnmarshalJSON
 	}
 	if err := s.check("", obj, unknown); err != nil {
 		return Args{}, err
@@ -176,6 +174,35 @@ type schemaNode struct {
 	Required             []string               `json:"required"`
 }
 
+// UnmarshalJSON reads the fields it knows one by one; a boolean schema, a
+// schema that is not an object, or a field of an unexpected shape (an MCP
+// server's schema is outside input) constrains nothing rather than failing
+// every call. Duplicate and case-variant keys are refused by the decoder
+// whatever the schema.
+func (s *schemaNode) UnmarshalJSON(b []byte) error {
+	*s = schemaNode{}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	s.Type = fields["type"]
+	s.AdditionalProperties = fields["additionalProperties"]
+	s.Items = fields["items"]
+	_ = json.Unmarshal(fields["required"], &s.Required)
+	if raw, ok := fields["properties"]; ok {
+		var props map[string]json.RawMessage
+		if json.Unmarshal(raw, &props) == nil {
+			s.Properties = make(map[string]*schemaNode, len(props))
+			for k, v := range props {
+				n := new(schemaNode)
+				_ = json.Unmarshal(v, n)
+				s.Properties[k] = n
+			}
+		}
+	}
+	return nil
+}
+
 // types returns the schema's type names ("" type: any).
 func (s *schemaNode) types() []string {
 	if s == nil || len(s.Type) == 0 {
@@ -206,9 +233,7 @@ func (s *schemaNode) check(path string, v any, unknown Unknown) error {
 		var items *schemaNode
 		if len(s.Items) > 0 && s.Items[0] == '{' {
 			items = new(schemaNode)
-			if json.Unmarshal(s.Items, items) != nil {
-				items = nil
-			}
+			_ = json.Unmarshal(s.Items, items)
 		}
 		for i, x := range v {
 			if err := items.check(fmt.Sprintf("%s[%d]", path, i), x, unknown); err != nil {

@@ -67,6 +67,21 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 }
 
+// TestNormalizeArgsOddSchemas: an MCP server's schema is outside input; a
+// shape this checker does not expect constrains less, never refuses every
+// call, and duplicate keys are refused whatever the schema.
+func TestNormalizeArgsOddSchemas(t *testing.T) {
+	for _, schema := range []string{`true`, `{"type":"object","properties":{"x":true}}`, `{"properties":[1]}`,
+		`{"type":"object","required":"x","properties":{"x":{"type":"string"}}}`, `{"type":["object","null"]}`, `not json`} {
+		if _, err := NormalizeArgs(json.RawMessage(`{"x":"a"}`), json.RawMessage(schema), SchemaUnknown); err != nil {
+			t.Errorf("schema %s: %v", schema, err)
+		}
+		if _, err := NormalizeArgs(json.RawMessage(`{"x":"a","x":"b"}`), json.RawMessage(schema), SchemaUnknown); err == nil {
+			t.Errorf("schema %s: a duplicate key was accepted", schema)
+		}
+	}
+}
+
 // TestNormalizeArgsUnknown: MCP tools follow JSON Schema for unknown keys;
 // case variants of a property are refused in both modes.
 func TestNormalizeArgsUnknown(t *testing.T) {
@@ -83,4 +98,32 @@ func TestNormalizeArgsUnknown(t *testing.T) {
 	if _, err := internal.NormalizeArgs(json.RawMessage(`{"path":"a","other":1}`)); err == nil || !strings.Contains(err.Error(), `unknown key "other"`) {
 		t.Fatalf("internal extra key: %v", err)
 	}
+}
+
+// FuzzNormalizeArgs: any arguments against any schema (an MCP server's is
+// outside input) never panic; an accepted call's canonical form re-encodes
+// its map, normalizes to itself, and holds no two keys that fold together.
+func FuzzNormalizeArgs(f *testing.F) {
+	f.Add([]byte(`{"command":"ls","Command":"x"}`), []byte(shellSchema))
+	f.Add([]byte(`{"a":{"b":[1,{"c":null}]}}`), []byte(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"array","items":{"type":["number","object"]}}}}}}`))
+	f.Add([]byte(`"{\"x\":1}"`), []byte(`true`))
+	f.Fuzz(func(t *testing.T, raw, schema []byte) {
+		for _, mode := range []Unknown{RefuseUnknown, SchemaUnknown} {
+			a, err := NormalizeArgs(raw, schema, mode)
+			if err != nil {
+				if !errors.Is(err, ErrInvalidArgs) {
+					t.Fatalf("error %v does not wrap ErrInvalidArgs", err)
+				}
+				continue
+			}
+			again, _ := json.Marshal(a.Map)
+			if string(again) != string(a.Canonical) {
+				t.Fatalf("map %s, canonical %s", again, a.Canonical)
+			}
+			b, err := NormalizeArgs(a.Canonical, schema, mode)
+			if err != nil || string(b.Canonical) != string(a.Canonical) {
+				t.Fatalf("normalizing %s again: %s, %v", a.Canonical, b.Canonical, err)
+			}
+		}
+	})
 }

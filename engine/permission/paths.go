@@ -179,6 +179,9 @@ func (e *Engine) protectedPath(p string) string {
 		return gitReason // the shadow repository of per-turn snapshots
 	}
 	// A linked .agent folder: compare with the resolved config path.
+	if !strings.EqualFold(filepath.Base(real), "mcp.json") {
+		return ""
+	}
 	if target, err := e.ws.Resolve(filepath.Join(".agent", "mcp.json"), true); err == nil && strings.EqualFold(target, real) {
 		return mcpReason
 	}

@@ -68,7 +68,7 @@ func subIn(subs ...string) func([]string) bool {
 }
 
 func goReadOnly(args []string) bool {
-	sub, rest := firstOperand(args)
+	sub, rest := goSub(args)
 	switch sub {
 	case "", "test", "build", "vet", "list", "version", "env", "doc", "help":
 		return true

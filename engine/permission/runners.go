@@ -141,12 +141,28 @@ func goFlag(a string) string {
 	return n
 }
 
+// goSub returns go's subcommand and the words after it, skipping the
+// flags before it (-C dir takes a value).
+func goSub(args []string) (string, []string) {
+	for i := 0; i < len(args); i++ {
+		n := goFlag(args[i])
+		switch {
+		case n == "C" && !strings.Contains(args[i], "="):
+			i++
+		case n == "":
+			return args[i], args[i+1:]
+		}
+	}
+	return "", nil
+}
+
 // goDanger are go flags that run a program or write a file anywhere.
 var goDanger = map[string]string{"exec": "runs the test binary through a program", "toolexec": "runs the toolchain through a program",
 	"vettool": "runs a program as vet", "o": "writes the binary to a path", "overlay": "replaces source files",
 	"modfile": "reads another go.mod", "pgo": "reads a profile", "coverprofile": "writes a file",
 	"cpuprofile": "writes a file", "memprofile": "writes a file", "blockprofile": "writes a file",
-	"mutexprofile": "writes a file", "trace": "writes a file", "outputdir": "writes files", "c": "writes the test binary"}
+	"mutexprofile": "writes a file", "trace": "writes a file", "outputdir": "writes files", "c": "writes the test binary",
+	"ldflags": "can name an external linker to run (-extld)", "gccgoflags": "passes flags to gccgo", "pkgdir": "writes packages"}
 
 // goTestSafe are go test's known-safe flags (up to -args, after which the
 // words go to the test binary).
@@ -157,11 +173,16 @@ var goTestSafe = set("v", "run", "count", "race", "timeout", "short", "cover", "
 
 func goArgs(args []string) string {
 	sub := ""
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "-args" || a == "--args" {
 			break
 		}
 		n := goFlag(a)
+		if n == "C" && !strings.Contains(a, "=") {
+			i++ // -C dir: the value is not the subcommand
+			continue
+		}
 		if n == "" {
 			if sub == "" {
 				sub = a

@@ -143,14 +143,16 @@ func tildeLiteralAfter(prev rune) bool {
 // (always_command) would cover: the first word of cmd when cmd is a single
 // literal simple command. ok is false for anything else, and for executables
 // that are never auto-allowed (wrappers that run other commands, shells,
-// privilege tools: sudo, env, xargs, bash, ...), so the UI does not offer a
-// grant that could never apply.
+// privilege tools: sudo, env, xargs, bash, ...) and for commands a grant of
+// their executable would not cover (git push: a grant for git covers its
+// read-only subcommands, see covers), so the UI does not offer a grant that
+// could never apply to the command it shows.
 func CommandExecutable(cmd string) (exe string, ok bool) {
 	words, err := parseSimple(strings.Trim(cmd, " \t"))
 	if err != nil {
 		return "", false
 	}
-	if neverAuto(words[0]) {
+	if neverAuto(words[0]) || !covers(words[:1], words) {
 		return "", false
 	}
 	return words[0], true

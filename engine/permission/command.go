@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/zqagent/sidecar/tools/shell"
 )
 
 // maxCommandLen bounds what the matcher parses; longer commands always ask.
@@ -47,7 +49,9 @@ func parseSimple(cmd string) ([]string, error) {
 			return nil, errNotSimple
 		}
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+	// The grammar of the shell that runs the command (bash, else sh): what
+	// is parsed here is what runs.
+	p := syntax.NewParser(syntax.Variant(shell.Variant()), syntax.KeepComments(true))
 	f, err := p.Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return nil, errNotSimple

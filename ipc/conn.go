@@ -19,7 +19,8 @@ type conn struct {
 	log    *slog.Logger
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
-	out    chan []byte   // bounded; drained by writeLoop
+	q      *sendQueue    // bounded in bytes; drained by writeLoop
+	watch  *stallWatch   // closes the connection when its socket stalls
 	slots  chan struct{} // bounds in-flight requests
 	wg     sync.WaitGroup
 
@@ -37,18 +38,23 @@ var connSeq atomic.Uint64
 
 func newConn(s *Server, ws *websocket.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
-	return &conn{
+	c := &conn{
 		s:        s,
 		ws:       ws,
 		log:      s.log.With("conn", connSeq.Add(1)),
 		ctx:      ctx,
 		cancel:   cancel,
-		out:      make(chan []byte, s.opts.SendQueue),
+		q:        newSendQueue(s.opts.SendQueueBytes),
 		closeCh:  make(chan closeReq, 1),
 		slots:    make(chan struct{}, maxInFlight),
 		subs:     map[string]*subscription{},
 		turnSess: map[string]struct{}{},
 	}
+	c.watch = newStallWatch(s.opts.WriteTimeout, func() {
+		c.log.Info("client fell behind: its socket took nothing for the write timeout; closing", "timeout", s.opts.WriteTimeout)
+		c.cancel()
+	})
+	return c
 }
 
 // serve reads frames until the connection ends, then cleans up: it cancels
@@ -185,14 +191,35 @@ type followUp struct {
 }
 
 // enqueue queues a frame, waiting while the queue is full; it gives up when
-// the connection ends. The writer's timeout bounds the wait.
+// the connection ends. The stall watch bounds the wait: a connection whose
+// socket takes nothing for the write timeout is closed.
 func (c *conn) enqueue(b []byte) bool {
-	select {
-	case c.out <- b:
-		return true
-	case <-c.ctx.Done():
+	return c.q.push(c.ctx, b)
+}
+
+// enqueueNoWait queues a frame without waiting: a connection whose queue is
+// full is closed ("fell behind"). Broadcasts use it, so that one slow
+// connection never holds up the others.
+func (c *conn) enqueueNoWait(b []byte) bool {
+	if c.ctx.Err() != nil {
 		return false
 	}
+	if c.q.tryPush(b) {
+		return true
+	}
+	c.log.Info("client fell behind: its send queue is full; closing")
+	c.cancel()
+	return false
+}
+
+// notifyNoWait is notify for broadcasts (enqueueNoWait).
+func (c *conn) notifyNoWait(method string, params any) bool {
+	b, err := encodeNotification(method, params)
+	if err != nil {
+		c.log.Error("encode notification", "method", method, "err", err)
+		return false
+	}
+	return c.enqueueNoWait(b)
 }
 
 // notify queues a notification.
@@ -206,26 +233,34 @@ func (c *conn) notify(method string, params any) bool {
 }
 
 func (c *conn) writeLoop() {
-	for {
-		select {
-		case b := <-c.out:
+	defer c.watch.stop()
+	closeNow := func(req closeReq) {
+		// Flush what is queued (a shutdown's answer), then close.
+		for b := c.q.take(); b != nil; b = c.q.take() {
 			if !c.write(b) {
 				return
 			}
+		}
+		_ = c.ws.Close(req.code, req.reason) // best effort: the peer may be gone
+		c.cancel()
+	}
+	for {
+		select {
 		case req := <-c.closeCh:
-			// Flush what is queued (a shutdown's answer), then close.
-			for drained := false; !drained; {
-				select {
-				case b := <-c.out:
-					if !c.write(b) {
-						return
-					}
-				default:
-					drained = true
-				}
+			closeNow(req)
+			return
+		default:
+		}
+		if b := c.q.take(); b != nil {
+			if !c.write(b) {
+				return
 			}
-			_ = c.ws.Close(req.code, req.reason) // best effort: the peer may be gone
-			c.cancel()
+			continue
+		}
+		select {
+		case <-c.q.ready:
+		case req := <-c.closeCh:
+			closeNow(req)
 			return
 		case <-c.ctx.Done():
 			return
@@ -233,16 +268,14 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// write sends one frame; a client that does not take it within the write
-// timeout fell behind and is disconnected.
+// write sends one frame. It has no deadline of its own: the stall watch
+// closes the connection when the socket takes no byte for the write
+// timeout, so a slow but steady reader is never cut off mid-frame.
 func (c *conn) write(b []byte) bool {
-	ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.WriteTimeout)
-	err := c.ws.Write(ctx, websocket.MessageText, b)
-	cancel()
+	c.watch.begin()
+	err := c.ws.Write(c.ctx, websocket.MessageText, b)
+	c.watch.end()
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			c.log.Info("client fell behind; closing")
-		}
 		c.cancel()
 		return false
 	}

@@ -21,9 +21,13 @@
 //
 // Concurrency and delivery rules:
 //   - Each connection has one reader goroutine, one writer goroutine fed by a
-//     bounded queue, and one goroutine per in-flight request (requests of one
-//     connection are handled concurrently). A connection whose queue stays full
-//     is closed ("fell behind"); it never makes the server grow memory.
+//     queue bounded in bytes (sendqueue.go), and one goroutine per in-flight
+//     request (requests of one connection are handled concurrently). Responses
+//     and subscription pumps wait for room; broadcasts never wait (a
+//     connection whose queue is full for one is closed, "fell behind"). A
+//     write has no per-frame deadline: the stall watch (progress.go) closes a
+//     connection whose socket took no byte for WriteTimeout, so a slow but
+//     steady reader keeps its connection. Memory never grows without bound.
 //   - Each session has at most one turn running; turn.start while one runs is
 //     queued FIFO. One goroutine per session (its runner) pulls the engine's
 //     iterator and hands each event to the store's recorder; an event is sent

@@ -244,7 +244,7 @@ func (s *Server) broadcast(method string, params any) {
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.notify(method, params)
+		c.notifyNoWait(method, params) // a broadcast never waits on a slow connection
 	}
 }
 

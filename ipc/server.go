@@ -29,7 +29,7 @@ const ProtocolVersion = 1
 
 // Defaults of the bounded queues.
 const (
-	DefaultSendQueue        = 1024
+	DefaultSendQueueBytes   = 16 << 20
 	DefaultSubscriberBuffer = 16384
 	DefaultWriteTimeout     = 10 * time.Second
 	maxInFlight             = 64 // concurrent requests per connection
@@ -70,8 +70,10 @@ type Options struct {
 	// OnShutdown runs once, after the response to a shutdown request was
 	// queued; it must only signal the owner (which then calls Close).
 	OnShutdown func()
-	// SendQueue bounds each connection's outgoing queue (frames).
-	SendQueue int
+	// SendQueueBytes bounds each connection's outgoing queue, in bytes of
+	// frames (a frame larger than the bound still goes when the queue is
+	// empty).
+	SendQueueBytes int
 	// SubscriberBuffer bounds each subscription's buffer of live events; a
 	// subscriber whose buffer fills is dropped.
 	SubscriberBuffer int
@@ -125,8 +127,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.SendQueue <= 0 {
-		opts.SendQueue = DefaultSendQueue
+	if opts.SendQueueBytes <= 0 {
+		opts.SendQueueBytes = DefaultSendQueueBytes
 	}
 	if opts.SubscriberBuffer <= 0 {
 		opts.SubscriberBuffer = DefaultSubscriberBuffer
@@ -173,6 +175,13 @@ func (s *Server) Serve(ln net.Listener) error {
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// Each connection counts what its socket accepted (the stall watch).
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if pc, ok := c.(*progressConn); ok {
+				return context.WithValue(ctx, progressKey{}, pc)
+			}
+			return ctx
+		},
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -182,7 +191,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.httpSrv = hs
 	s.mu.Unlock()
-	err := hs.Serve(ln)
+	err := hs.Serve(progressListener{ln})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -221,6 +230,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(MaxFrame)
 	c := newConn(s, ws)
+	if pc := progressConnFrom(r.Context()); pc != nil {
+		progress := c.watch.progress
+		pc.onProgress.Store(&progress)
+		defer pc.onProgress.Store(nil)
+	}
 	if !s.addConn(c) {
 		ws.Close(websocket.StatusGoingAway, "sidecar shutting down")
 		return

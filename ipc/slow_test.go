@@ -26,8 +26,8 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// A connection whose writer never runs: its queue has no room at all.
-	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, out: make(chan []byte), subs: map[string]*subscription{}}
+	// A connection whose writer never runs: its queue has room for one frame.
+	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, q: newSendQueue(1), subs: map[string]*subscription{}}
 	sub := newSubscription(h, stuck)
 	upTo, _ := h.subscribe(sub)
 	go sub.pump(0, upTo)
@@ -51,7 +51,11 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	// dropped notification naming the last seq delivered.
 	var last int64
 	for {
-		frame := <-stuck.out
+		frame := stuck.q.take()
+		if frame == nil {
+			<-stuck.q.ready
+			continue
+		}
 		var n struct {
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`

@@ -379,7 +379,7 @@ func TestTerminalSubscriptionsEndWithTheConnection(t *testing.T) {
 
 func TestTerminalSlowSubscriberIsDroppedAndResumesPastTheGap(t *testing.T) {
 	ts, m := startTermServer(t, func(o *Options) {
-		o.SendQueue = 16                 // 16 frames of 256 KiB: a small queue to fill
+		o.SendQueueBytes = 4 << 20       // a small queue to fill
 		o.WriteTimeout = 5 * time.Minute // the client pauses; it must not be cut off
 	})
 	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{NotifyBuffer: 1})

@@ -19,9 +19,11 @@ import (
 // keeps filling the ring, and a subscription that lags more than the
 // manager's SubscriberBuffer is dropped (terminal.dropped) instead.
 //
-// Memory: a frame carries at most termFrameBytes(SendQueue) bytes of output,
-// so a connection's queue holds at most about 32 MiB of terminal output
-// (base64: 43 MiB) whatever the terminals produce.
+// Memory: a frame carries at most termFrameBytes(SendQueueBytes) bytes of
+// output, and the connection's queue is bounded in bytes, so it holds at
+// most about SendQueueBytes of frames whatever the terminals produce; one
+// frame is at most an eighth of the queue, so one terminal cannot starve
+// the others of it.
 //
 // Ordering: a termSub sends nothing before the subscribe response is queued
 // (ready). Re-subscribing or unsubscribing cancels the old termSub and then
@@ -29,14 +31,11 @@ import (
 // response of the new call. A connection's termSubs end when it closes (a
 // watcher goroutine owned by the connection's WaitGroup).
 
-// termQueueBudget is the output bytes the frames of one connection's queue
-// may hold.
-const termQueueBudget = 32 << 20
-
-// termFrameBytes is the largest output chunk of one terminal.output frame for
-// a send queue of sendQueue frames (32 KiB for the default 1024).
-func termFrameBytes(sendQueue int) int {
-	return min(max(termQueueBudget/max(sendQueue, 1), 4<<10), 256<<10)
+// termFrameBytes is the largest output chunk of one terminal.output frame
+// for a send queue of queueBytes (256 KiB for the default 16 MiB; base64
+// makes a frame a third larger).
+func termFrameBytes(queueBytes int) int {
+	return min(max(queueBytes/8*3/4, 4<<10), 256<<10)
 }
 
 // TerminalDropped is the params of a terminal.dropped notification.
@@ -80,7 +79,7 @@ func newTermSub(s *Server, c *conn, projectID, id string) *termSub {
 	return &termSub{
 		s: s, c: c, projectID: projectID, id: id,
 		idJSON: appendJSONString(nil, id),
-		chunk:  termFrameBytes(cap(c.out)),
+		chunk:  termFrameBytes(s.opts.SendQueueBytes),
 		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),
 	}
@@ -100,12 +99,7 @@ func (ts *termSub) send(frame []byte) bool {
 	if ts.ctx.Err() != nil {
 		return false
 	}
-	select {
-	case ts.c.out <- frame:
-		return true
-	case <-ts.ctx.Done():
-		return false
-	}
+	return ts.c.q.push(ts.ctx, frame)
 }
 
 // stop ends the subscription and returns once it can send no more frames.

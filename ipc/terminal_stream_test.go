@@ -10,11 +10,11 @@ import (
 )
 
 func TestTermFrameBytesBoundsTheQueue(t *testing.T) {
-	require.Equal(t, 32<<10, termFrameBytes(DefaultSendQueue))
-	require.Equal(t, 256<<10, termFrameBytes(1))
-	require.Equal(t, 4<<10, termFrameBytes(1<<20))
-	for _, q := range []int{1, 16, 100, 1024, 5000} {
-		require.LessOrEqual(t, q*termFrameBytes(q), max(termQueueBudget, q*(4<<10)))
+	require.Equal(t, 256<<10, termFrameBytes(DefaultSendQueueBytes))
+	require.Equal(t, 4<<10, termFrameBytes(1))
+	for _, q := range []int{1 << 10, 64 << 10, 1 << 20, 16 << 20, 1 << 30} {
+		// a frame (base64: 4/3 of the chunk) is at most an eighth of the queue
+		require.LessOrEqual(t, termFrameBytes(q)*4/3, max(q/8, (4<<10)*4/3))
 	}
 }
 

@@ -107,6 +107,8 @@ type Options struct {
 	NotifyBuffer int
 	// ReadLimit bounds a received frame (default 64 MiB).
 	ReadLimit int64
+	// HTTPClient dials the WebSocket (nil: http.DefaultClient).
+	HTTPClient *http.Client
 }
 
 // Client is one connection to the sidecar.
@@ -149,7 +151,7 @@ func Dial(ctx context.Context, url, token string, opts *Options) (*Client, error
 	if opts.Origin != "" {
 		h.Set("Origin", opts.Origin)
 	}
-	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h, Subprotocols: protos})
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h, Subprotocols: protos, HTTPClient: opts.HTTPClient})
 	if err != nil {
 		if resp != nil {
 			return nil, &DialError{Status: resp.StatusCode, Err: err}

@@ -1,0 +1,113 @@
+package ipc
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/ipc/client"
+)
+
+// slowConn reads at most step bytes, then pauses: a slow but steady reader.
+type slowConn struct {
+	net.Conn
+	step  int
+	pause time.Duration
+}
+
+func (c *slowConn) Read(p []byte) (int, error) {
+	time.Sleep(c.pause)
+	return c.Conn.Read(p[:min(len(p), c.step)])
+}
+
+func slowHTTPClient(step int, pause time.Duration) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetReadBuffer(64 << 10) // little kernel buffering: the reader sets the pace
+			}
+			return &slowConn{Conn: c, step: step, pause: pause}, nil
+		},
+	}}
+}
+
+// TestSteadySlowReaderKeepsItsConnection: one frame that takes a slow but
+// steady reader many write timeouts to take is delivered whole; the
+// connection is closed only when its socket takes nothing for a whole
+// timeout.
+func TestSteadySlowReaderKeepsItsConnection(t *testing.T) {
+	big := strings.Repeat("z", 3<<20) // one 3 MiB delta
+	ts := startServer(t,
+		withProvider(scripted.New(scripted.Response{Text: big, ChunkSize: len(big)})),
+		func(o *Options) { o.WriteTimeout = 250 * time.Millisecond },
+	)
+	// ~1 MB/s: the frame takes seconds, far over the write timeout, while
+	// the socket never stops taking bytes for long.
+	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{HTTPClient: slowHTTPClient(16<<10, time.Millisecond)})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = c.Initialize(tctx(t), "slow", "1", false)
+	require.NoError(t, err)
+	sid := ts.session(t, c, nil)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	_, err = c.StartTurn(tctx(t), sid, "big")
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Equal(t, big, textOf(evs))
+	require.NoError(t, c.Err(), "the steady reader kept its connection")
+}
+
+// TestStalledConnectionIsClosedOthersKeepReceiving: a client that stops
+// reading is closed; another client of the same session receives the whole
+// turn meanwhile, and a broadcast never waits on the stalled one.
+func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
+	text := strings.Repeat("s", 12<<20) // more than the kernel buffers of both ends
+	ts := startServer(t,
+		withProvider(scripted.New(scripted.Response{Text: text, ChunkSize: 4096})),
+		func(o *Options) { o.WriteTimeout = 300 * time.Millisecond },
+	)
+	good := ts.dial(t)
+	sid := ts.session(t, good, nil)
+
+	// The stalled client reads nothing once its tiny notification buffer
+	// is full: its socket stops taking bytes.
+	stalled, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{NotifyBuffer: 1, HTTPClient: slowHTTPClient(4<<10, 0)})
+	require.NoError(t, err)
+	t.Cleanup(func() { stalled.Close() })
+	_, err = stalled.Initialize(tctx(t), "stalled", "1", false)
+	require.NoError(t, err)
+	_, err = stalled.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+
+	_, err = good.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	_, err = good.StartTurn(tctx(t), sid, "stream")
+	require.NoError(t, err)
+	require.Equal(t, text, textOf(collectTurn(t, good, sid)))
+
+	// Now let the stalled client read again: it finds what the kernel held,
+	// then the end of a connection the server closed.
+	go func() {
+		for range stalled.Notifications() {
+		}
+	}()
+	select {
+	case <-stalled.Done():
+	case <-tctx(t).Done():
+		t.Fatal("the stalled connection was never closed")
+	}
+	// The server is still fine for everyone else.
+	var res SessionGetResult
+	require.NoError(t, good.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &res))
+}

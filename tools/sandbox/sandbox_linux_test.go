@@ -3,9 +3,11 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,5 +67,141 @@ func TestBwrapConfines(t *testing.T) {
 	// Reads outside the workspace still work: the system is read-only, not hidden.
 	if err := run("cat /etc/hostname >/dev/null || cat /etc/passwd >/dev/null"); err != nil {
 		t.Fatalf("read outside the workspace failed: %v", err)
+	}
+}
+
+// bwrapOrSkip returns the working bwrap status, or skips with the reason.
+func bwrapOrSkip(t *testing.T, network bool) Status {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed (apt-get install bubblewrap)")
+	}
+	st, err := Resolve(Config{Network: network})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Enforced {
+		t.Skipf("the kernel refuses the namespaces bwrap needs here: %s", st.Reason)
+	}
+	return st
+}
+
+func runIn(t *testing.T, st Status, ws string, args ...string) ([]byte, error) {
+	t.Helper()
+	argv := Wrap(st, ws, nil, args)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = ws
+	return cmd.CombinedOutput()
+}
+
+// TestBwrapProtectsGitAndAgent: a sandboxed command cannot plant a git
+// config or an MCP server, by writing, replacing or renaming.
+func TestBwrapProtectsGitAndAgent(t *testing.T) {
+	st := bwrapOrSkip(t, false)
+	ws := t.TempDir()
+	files := map[string]string{".git/config": "[core]\n\tbare = false\n", ".agent/mcp.json": "{}\n"}
+	for name, body := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, script := range []string{
+		`printf '[filter "x"]\n\tclean = touch /tmp/pwned\n' >> .git/config`,
+		`echo '{"mcpServers":{"x":{"command":"touch"}}}' > .agent/mcp.json`,
+		`rm -f .git/config`, `mv .git .git-old`, `rm -rf .agent`,
+		`touch .git/hooks-planted .agent/planted`,
+	} {
+		if out, err := runIn(t, st, ws, "sh", "-c", script); err == nil {
+			t.Errorf("%s succeeded in the sandbox: %s", script, out)
+		}
+	}
+	for name, body := range files {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil || string(b) != body {
+			t.Errorf("%s changed: %q, %v", name, b, err)
+		}
+	}
+	for _, marker := range []string{".git/hooks-planted", ".agent/planted", ".git-old"} {
+		if _, err := os.Lstat(filepath.Join(ws, marker)); err == nil {
+			t.Errorf("%s appeared", marker)
+		}
+	}
+	// The rest of the workspace stays writable.
+	if out, err := runIn(t, st, ws, "sh", "-c", "echo ok > src.txt"); err != nil {
+		t.Fatalf("workspace write failed: %v: %s", err, out)
+	}
+}
+
+// TestBwrapNetwork: with the network off, a listener on the host's
+// 127.0.0.1 cannot be reached; with it allowed, it can.
+func TestBwrapNetwork(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash (for /dev/tcp) not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan struct{}, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	defer func() { l.Close(); <-done }()
+	script := "echo hi > /dev/tcp/127.0.0.1/" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+
+	off := bwrapOrSkip(t, false)
+	if off.Network {
+		t.Fatalf("network reported on: %+v", off)
+	}
+	if out, err := runIn(t, off, t.TempDir(), bash, "-c", script); err == nil {
+		t.Fatalf("connect to the host's 127.0.0.1 succeeded with the network off: %s", out)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the listener saw a connection from the sandbox")
+	default:
+	}
+
+	on := bwrapOrSkip(t, true)
+	if !on.Network {
+		t.Fatalf("network reported off: %+v", on)
+	}
+	if out, err := runIn(t, on, t.TempDir(), bash, "-c", script); err != nil {
+		t.Fatalf("with the network allowed the connect failed: %v: %s", err, out)
+	}
+	<-accepted
+}
+
+// TestBwrapPidNamespace: the command sees only its own processes.
+func TestBwrapPidNamespace(t *testing.T) {
+	st := bwrapOrSkip(t, false)
+	out, err := runIn(t, st, t.TempDir(), "sh", "-c", "echo $$; ls /proc | grep -c '^[0-9]'")
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		t.Fatalf("output %q", out)
+	}
+	if n, _ := strconv.Atoi(f[1]); n > 4 {
+		t.Fatalf("the sandbox sees %d processes, not a fresh pid namespace", n)
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(os.Getpid())); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -51,8 +51,9 @@ type Options struct {
 	// environment (proc.Env), for example the host's PATH additions.
 	Env []string
 	// Wrap, when set, rewrites the final argv, e.g. to run it inside an OS
-	// sandbox (bwrap, sandbox-exec).
-	Wrap func(argv []string) []string
+	// sandbox (bwrap, sandbox-exec). An error refuses the command (a
+	// required sandbox that is not available) and is the tool's error.
+	Wrap func(argv []string) ([]string, error)
 	// DefaultTimeout applies to foreground commands without timeout_ms.
 	DefaultTimeout time.Duration
 	// MaxTimeout caps timeout_ms.
@@ -190,7 +191,9 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 	}
 	argv := shellArgv(m.opts.Shell, command)
 	if m.opts.Wrap != nil {
-		argv = m.opts.Wrap(argv)
+		if argv, err = m.opts.Wrap(argv); err != nil {
+			return nil, err
+		}
 	}
 	half := m.opts.MaxOutput / 2
 	out := newOutput(half, m.opts.MaxOutput-half)

@@ -6,7 +6,11 @@
 // directory confined to the workspace. A timeout, an interrupted turn
 // (ctx), shell_task_kill and Manager.Close end the whole group, grandchildren
 // included; when a command's shell exits, whatever it left running in its
-// group is ended too.
+// group is ended too. Each command also runs in a process jail
+// (proc.Jail, a sub-jail of the session's), which holds what leaves the
+// group (setsid, double fork): it is killed when the command ends, and
+// the session's jail when the Manager closes, so no process outlives its
+// session.
 //
 // Concurrency: a Manager belongs to one session and is safe for concurrent
 // use. Each task has two or three goroutines (output copy, wait, timeout)
@@ -101,6 +105,7 @@ func (o Options) withDefaults() Options {
 type Manager struct {
 	opts Options
 	wg   sync.WaitGroup // the goroutines of every task
+	jail *proc.Jail     // holds every process the session's commands start
 
 	mu     sync.Mutex
 	closed bool             // guarded by mu
@@ -111,7 +116,7 @@ type Manager struct {
 
 // NewManager returns a Manager for opts.
 func NewManager(opts Options) *Manager {
-	return &Manager{opts: opts.withDefaults(), tasks: map[string]*task{}, fg: map[*task]bool{}}
+	return &Manager{opts: opts.withDefaults(), jail: proc.NewJail(), tasks: map[string]*task{}, fg: map[*task]bool{}}
 }
 
 // RegisterShellTool registers run_shell, shell_task_output and
@@ -143,7 +148,8 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
-	return nil
+	// What left its group and outlived its command's jail (none should).
+	return m.jail.Close()
 }
 
 // TaskInfo describes a background task (for hosts that list them).
@@ -215,7 +221,7 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 		m.seq++
 		t.id = "task-" + strconv.Itoa(m.seq)
 	}
-	if err := t.start(&m.wg, argv, proc.Env(nil, m.opts.Env...), timeout); err != nil {
+	if err := t.start(&m.wg, m.jail.Sub(), argv, proc.Env(nil, m.opts.Env...), timeout); err != nil {
 		return nil, err
 	}
 	if background {

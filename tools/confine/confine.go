@@ -4,7 +4,8 @@
 // with symlinks resolved; Open hands back an *os.Root for the base that holds
 // the path, so that the actual open, create or remove is done by os.Root,
 // which refuses any escape (.., absolute links, links swapped after the check)
-// at the moment of the system call.
+// at the moment of the system call. OpenRead opens a file for reading
+// without ever blocking on a FIFO and refuses special files.
 //
 // Concurrency: a Workspace is safe for concurrent use; grants may be added
 // while tools run.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zqagent/sidecar/tools"
@@ -62,8 +64,8 @@ type fileResult struct {
 var noMatch = &fileResult{}
 
 type job struct {
-	seq      int
-	abs, rel string
+	seq int
+	rel string // slash-separated, relative to run.root
 }
 
 // run is the state of one search.
@@ -71,8 +73,9 @@ type run struct {
 	q       Query
 	m       *matcher
 	globs   *globFilter
-	base    string // the workspace root, or the granted directory searched
-	prefix  string // display prefix for rel paths ("" inside the workspace)
+	base    string   // the workspace root, or the granted directory searched
+	root    *os.Root // base: every open goes through it, confined per path component
+	prefix  string   // display prefix for rel paths ("" inside the workspace)
 	perFile int
 	ctx     context.Context
 	stop    context.CancelFunc // ends the walk once enough results are in
@@ -115,6 +118,9 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if kind := confine.SpecialKind(fi.Mode()); kind != "" {
+		return nil, tools.Errorf("special_file", "%w: grep %s: %w: it is a %s; grep searches regular files and directories", tools.ErrInvalidArgs, q.Path, confine.ErrSpecialFile, kind)
+	}
 	r := &run{q: q, m: m, globs: globs, base: ws.Root(), perFile: max(q.MaxResults/4, 25)}
 	if !confine.Within(r.base, start) { // a granted directory
 		r.base = start
@@ -131,6 +137,12 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if rel == "." {
 		rel = ""
 	}
+	// The walk and every read go through an os.Root on the base, so a
+	// directory swapped for a link during the walk cannot lead it out.
+	if r.root, err = os.OpenRoot(r.base); err != nil {
+		return nil, err
+	}
+	defer r.root.Close()
 	walkCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.ctx, r.stop = walkCtx, stop
@@ -138,7 +150,10 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if !fi.IsDir() {
 		r.perFile = q.MaxResults
 		r.slots = []*fileResult{nil}
-		r.searchFile(job{abs: start, rel: rel}, make([]byte, readChunk))
+		if _, err := r.readFile(rel, nil); errors.Is(err, confine.ErrSpecialFile) {
+			return nil, tools.Errorf("special_file", "%w: grep %s: %w", tools.ErrInvalidArgs, q.Path, err)
+		}
+		r.searchFile(job{rel: rel}, make([]byte, readChunk))
 		return r.result()
 	}
 	jobs := make(chan job, 256)
@@ -156,12 +171,12 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	}
 	level := (*ignoreLevel)(nil)
 	if r.prefix == "" {
-		level = ancestorsLevel(r.base, rel)
+		level = ancestorsLevel(r.root, rel)
 		if rel != "" && level.ignored(rel, true) {
 			level = nil // an ignored directory named explicitly is searched
 		}
 	}
-	r.walk(start, rel, level, jobs)
+	r.walk(rel, level, jobs)
 	close(jobs)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -170,18 +185,28 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	return r.result()
 }
 
-// walk sends the files below dir in sorted order, depth first.
-func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
+// walk sends the files below the directory rel in sorted order, depth
+// first.
+func (r *run) walk(rel string, level *ignoreLevel, jobs chan<- job) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	entries, err := os.ReadDir(dir)
+	d, fi, err := confine.OpenRead(r.root, relPath(rel))
 	if err != nil {
 		return // unreadable directories are skipped, as by rg
 	}
+	var entries []os.DirEntry
+	if fi.IsDir() {
+		entries, err = d.ReadDir(-1)
+	}
+	d.Close()
+	if err != nil {
+		return
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
-			level = level.push(dir, rel, ".gitignore")
+			level = level.push(r.root, rel, ".gitignore")
 			break
 		}
 	}
@@ -200,7 +225,7 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 			if skipDirs[name] || level.ignored(erel, true) {
 				continue
 			}
-			r.walk(filepath.Join(dir, name), erel, level, jobs)
+			r.walk(erel, level, jobs)
 			if r.ctx.Err() != nil {
 				return
 			}
@@ -213,7 +238,7 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 			r.slots = append(r.slots, nil)
 			r.mu.Unlock()
 			select {
-			case jobs <- job{seq: seq, abs: filepath.Join(dir, name), rel: erel}:
+			case jobs <- job{seq: seq, rel: erel}:
 			case <-r.ctx.Done():
 				return
 			}
@@ -224,7 +249,7 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 // searchFile searches one file and records the result in its slot. buf is
 // the worker's read buffer; the (maybe grown) buffer is returned.
 func (r *run) searchFile(j job, buf []byte) []byte {
-	data, buf, err := readFile(j.abs, buf)
+	data, err := r.readFile(j.rel, &buf)
 	res := noMatch
 	if err == nil && !isBinary(data) {
 		res = r.matchFile(data, r.prefix+j.rel)

@@ -7,6 +7,12 @@
 // Files are read whole; a literal that every match must contain is found with
 // bytes.Index before the regexp ever runs, and only the line around a
 // candidate is checked.
+//
+// Confinement: the walk and every read go through an os.Root on the
+// workspace (or the granted directory searched), so each path component is
+// checked at the system call and a directory swapped for a link mid-walk
+// cannot lead out; links are never followed. Opens are non-blocking and
+// FIFOs, sockets and devices are skipped (refused when named).
 package search
 
 import (

@@ -269,13 +269,19 @@ type PlanProposedData struct {
 }
 
 // DirectoryRequestedData: request_directory waits for a grant.
+// Path is the real path a grant covers; RequestedPath, Link and LinkTarget
+// say how the model named it when that went through a symlink.
 type DirectoryRequestedData struct {
 	task
-	ReqID     string `json:"reqId"`
-	RequestID string `json:"requestId"`
-	Reason    string `json:"reason"`
-	Path      string `json:"path"`
-	Writable  bool   `json:"writable"`
+	ReqID          string `json:"reqId"`
+	RequestID      string `json:"requestId"`
+	Reason         string `json:"reason"`
+	Path           string `json:"path"`
+	Writable       bool   `json:"writable"`
+	OutsideProject bool   `json:"outsideProject"`
+	RequestedPath  string `json:"requestedPath,omitempty"`
+	Link           string `json:"link,omitempty"`
+	LinkTarget     string `json:"linkTarget,omitempty"`
 }
 
 // LLMRetryData: a transient network error is being retried.

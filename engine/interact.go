@@ -72,7 +72,8 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.P
 // RequestDirectory implements interact.Handlers.
 func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
-		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable}}
+		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable,
+			OutsideProject: d.OutsideProject, RequestedPath: d.RequestedPath, Link: d.Link, LinkTarget: d.LinkTarget}}
 	})
 	if err != nil {
 		return interact.DirAnswer{}, err

@@ -14,7 +14,9 @@ const (
 	// leave their group and lose their parent (setsid, double fork) are
 	// re-parented to it; the jail's processes carry a tag in their
 	// environment and Kill ends every descendant of the sidecar that has
-	// it. A process that clears its own environment escapes the tag.
+	// it. A process that clears its own environment escapes the tag, and one
+	// that exits on its own before its jail closes stays a zombie of the
+	// sidecar until the sidecar exits.
 	BackendSubreaper = "subreaper"
 	// BackendGroup: no more than the process group (macOS, others);
 	// Windows job objects already hold a command's descendants.

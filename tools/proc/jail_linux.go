@@ -32,6 +32,8 @@ var (
 	cgroupOnce sync.Once
 	cgroupRoot string // written once by cgroupOnce; the sidecar's own cgroup v2 dir, "" = none
 
+	staleOnce sync.Once
+
 	subreaperOnce sync.Once
 	subreaperErr  error // written once by subreaperOnce
 )
@@ -53,6 +55,7 @@ func newJailPlatform(parent *jailPlatform) jailPlatform {
 	n := strconv.FormatInt(jailSeq.Add(1), 10)
 	if parent == nil {
 		if root := ownCgroup(); root != "" && !forceSubreaper.Load() {
+			staleOnce.Do(func() { removeStale(root) })
 			dir := filepath.Join(root, "zqagent-"+strconv.Itoa(os.Getpid())+"-"+n)
 			if err := os.Mkdir(dir, 0o755); err == nil {
 				return jailPlatform{cg: dir}
@@ -172,6 +175,30 @@ func (p *jailPlatform) close() error {
 		}
 	}
 	return err
+}
+
+// removeStale ends the jails a sidecar killed with SIGKILL left in root:
+// "zqagent-<pid>-<n>" cgroups whose sidecar pid no longer runs. A pid that
+// runs again (reused) is left alone: better a leftover than a wrong kill.
+func removeStale(root string) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "zqagent-")
+		pidStr, _, ok2 := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if !ok || !ok2 || err != nil || !e.IsDir() || pid == os.Getpid() {
+			continue
+		}
+		if _, _, alive := procStat(pid); alive {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		_ = killCgroup(dir)
+		_ = removeCgroup(dir)
+	}
 }
 
 // killCgroup kills every process of the cgroup subtree dir and waits until

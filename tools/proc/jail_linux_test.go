@@ -129,3 +129,30 @@ func TestJailSparesOthers(t *testing.T) {
 	}
 	forceSubreaper.Store(false)
 }
+
+// TestJailStaleCgroups: the jail of a sidecar that died without closing it
+// (SIGKILL) is ended by the next one.
+func TestJailStaleCgroups(t *testing.T) {
+	root := ownCgroup()
+	probe := NewJail()
+	defer probe.Close()
+	if root == "" || probe.Backend() != BackendCgroup {
+		t.Skip("no writable cgroup v2 hierarchy here")
+	}
+	// A pid that is surely gone: a reaped child's.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "zqagent-"+strconv.Itoa(dead.Process.Pid)+"-1")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := &Jail{plat: jailPlatform{cg: dir}}
+	pid := startEscapee(t, j, escapees["setsid"])
+	removeStale(root)
+	waitDead(t, pid)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("stale cgroup %s still there: %v", dir, err)
+	}
+}

@@ -105,10 +105,10 @@ func (o Options) withDefaults() Options {
 type Manager struct {
 	opts Options
 	wg   sync.WaitGroup // the goroutines of every task
-	jail *proc.Jail     // holds every process the session's commands start
 
 	mu     sync.Mutex
 	closed bool             // guarded by mu
+	jail   *proc.Jail       // guarded by mu; holds every process the session's commands start; made by the first command
 	seq    int              // guarded by mu; last task number
 	tasks  map[string]*task // guarded by mu; background tasks by id
 	fg     map[*task]bool   // guarded by mu; foreground commands running
@@ -116,7 +116,7 @@ type Manager struct {
 
 // NewManager returns a Manager for opts.
 func NewManager(opts Options) *Manager {
-	return &Manager{opts: opts.withDefaults(), jail: proc.NewJail(), tasks: map[string]*task{}, fg: map[*task]bool{}}
+	return &Manager{opts: opts.withDefaults(), tasks: map[string]*task{}, fg: map[*task]bool{}}
 }
 
 // RegisterShellTool registers run_shell, shell_task_output and
@@ -149,7 +149,13 @@ func (m *Manager) Close() error {
 	wg.Wait()
 	m.wg.Wait()
 	// What left its group and outlived its command's jail (none should).
-	return m.jail.Close()
+	m.mu.Lock()
+	jail := m.jail
+	m.mu.Unlock()
+	if jail == nil {
+		return nil
+	}
+	return jail.Close()
 }
 
 // TaskInfo describes a background task (for hosts that list them).
@@ -220,6 +226,9 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 		m.pruneLocked()
 		m.seq++
 		t.id = "task-" + strconv.Itoa(m.seq)
+	}
+	if m.jail == nil {
+		m.jail = proc.NewJail()
 	}
 	if err := t.start(&m.wg, m.jail.Sub(), argv, proc.Env(nil, m.opts.Env...), timeout); err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/zqagent/sidecar/tools/sandbox"
@@ -69,3 +71,39 @@ func TestSandboxRequiredRefuses(t *testing.T) {
 		t.Fatal("the command ran without the required sandbox")
 	}
 }
+
+// TestSandboxedTaskKill: bwrap runs the command in a session of its own
+// (--new-session), out of the task's process group; shell_task_kill still
+// ends all of it (bwrap is in the group, and its pid namespace dies with
+// it), including a process the command put in yet another session.
+func TestSandboxedTaskKill(t *testing.T) {
+	box, err := sandbox.NewBox(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := box.Status(); !st.Enforced {
+		t.Skipf("no working bwrap here: %s", st.Reason)
+	}
+	var f *fixture
+	f = newFixture(t, Options{Wrap: func(argv []string) ([]string, error) { return box.Wrap(f.dir, argv) }})
+	marker := "999." + strconv.Itoa(os.Getpid())
+	id := f.startBG(t, "setsid sleep "+marker+" & sleep "+marker+"1; wait", nil)
+	sleeps := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err == nil && strings.HasPrefix(string(b), "sleep\x00"+marker) && alive(atoi(e.Name())) {
+				n++
+			}
+		}
+		return n
+	}
+	pollUntil(t, "both sleeps to run", func() bool { return sleeps() == 2 })
+	if _, err := f.call(context.Background(), t, "shell_task_kill", map[string]any{"task_id": id}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, "every process of the killed task to be gone", func() bool { return sleeps() == 0 })
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -80,6 +80,8 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		return nil, err
 	}
 	allowed := set.AllowedCommands
+	sbCfg := set.sandboxConfig()
+	sbCfg.Hidden = []string{s.opts.DataDir} // the store, logs and other sessions' files
 	prof, err := s.profile(ctx, ss.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrConfig, h.id, err)
@@ -105,7 +107,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		Mode:            mode,
 		AllowedCommands: allowed,
 		ShellPolicy:     policy,
-		Sandbox:         set.sandboxConfig(),
+		Sandbox:         sbCfg,
 		AgentType:       ag.agentType,
 		ContextWindow:   prof.ContextWindow,
 		Hooks:           hooks,

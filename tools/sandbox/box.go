@@ -24,6 +24,7 @@ func NewBox(cfg Config) (*Box, error) {
 		return nil, err
 	}
 	cfg.ExtraWritable = append([]string(nil), cfg.ExtraWritable...)
+	cfg.Hidden = append([]string(nil), cfg.Hidden...)
 	return &Box{cfg: cfg}, nil
 }
 
@@ -70,5 +71,5 @@ func (b *Box) Wrap(workspace string, argv []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run command: %w", err)
 	}
-	return Wrap(st, workspace, cfg.ExtraWritable, argv), nil
+	return wrap(st, workspace, cfg.ExtraWritable, cfg.Hidden, argv), nil
 }

@@ -6,6 +6,8 @@ package sandbox
 //   - the protected paths (the project's .git and .agent) bound read-only
 //     again on top of that, so that a command cannot plant a git config or
 //     an MCP server the sidecar would later run outside the sandbox;
+//   - the hidden paths (credential stores, the sidecar's data) replaced by
+//     an empty tmpfs (directories) or /dev/null (files);
 //   - a new pid namespace (the command sees only its own processes, and
 //     when the namespace's first process dies the kernel kills every other
 //     one in it), no network unless allowed, and the child killed when the
@@ -17,11 +19,18 @@ package sandbox
 // the shell tools kill. We keep it because the group kill still reaches
 // bwrap itself, which is in the group: bwrap's pid 1 has --die-with-parent,
 // and with --unshare-pid the kernel ends the whole namespace when it dies.
-func wrapBwrap(writable, protected []string, network bool, argv []string) []string {
-	out := make([]string, 0, 16+3*len(writable)+3*len(protected)+len(argv))
+func wrapBwrap(writable, protected []string, hide []hidden, network bool, argv []string) []string {
+	out := make([]string, 0, 16+3*len(writable)+3*len(protected)+3*len(hide)+len(argv))
 	out = append(out, "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 	for _, p := range writable {
 		out = append(out, "--bind-try", p, p)
+	}
+	for _, h := range hide {
+		if h.dir {
+			out = append(out, "--tmpfs", h.path)
+		} else {
+			out = append(out, "--ro-bind", "/dev/null", h.path)
+		}
 	}
 	for _, p := range protected {
 		out = append(out, "--ro-bind-try", p, p)

@@ -4,8 +4,9 @@
 // sidecar), sandbox-exec on macOS (file writes limited to the workspace and
 // temp dirs), none elsewhere. On both, the project's .git and .agent stay
 // read-only (a command must not plant what the sidecar later runs outside
-// the sandbox: a git config, an MCP server) and the network is off unless
-// the session allows it.
+// the sandbox: a git config, an MCP server), the user's credential stores
+// (~/.ssh, ~/.aws, ...) and the paths the host hides (its data dir) cannot
+// be read, and the network is off unless the session allows it.
 //
 // Resolve detects what works here; Wrap turns a command's argv into the
 // sandboxed argv; a Box holds one session's settings, which may change at
@@ -60,6 +61,10 @@ type Config struct {
 	ExtraWritable []string // more writable paths, e.g. a build cache
 	// Network lets sandboxed commands use the network; off by default.
 	Network bool
+	// Hidden are paths the sandboxed command cannot read (an empty
+	// directory or file in their place), on top of CredentialPaths: the
+	// sidecar's data directory, for one.
+	Hidden []string
 }
 
 // Status is what Resolve found: the sandbox as it really is.
@@ -77,6 +82,29 @@ type Status struct {
 // inside the sandbox: what the sidecar itself reads and runs from (git's
 // config and hooks, the project's MCP servers and agent files).
 var ProtectedNames = []string{".git", ".agent"}
+
+// credentialNames are the files and directories under the home directory
+// that hold credentials: a sandboxed command runs without approval, so it
+// must not be able to read (and, with the network allowed, send) them.
+var credentialNames = []string{
+	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json",
+	".netrc", ".git-credentials", ".config/gh", ".password-store", ".local/share/keyrings",
+	"Library/Keychains",
+}
+
+// CredentialPaths lists the user's credential stores that exist here,
+// resolved; Wrap hides them.
+func CredentialPaths() []string {
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return nil
+	}
+	out := make([]string, 0, len(credentialNames))
+	for _, n := range credentialNames {
+		out = append(out, filepath.Join(home, filepath.FromSlash(n)))
+	}
+	return out
+}
 
 // Sentinels.
 var (
@@ -123,30 +151,67 @@ func Describe(st Status) string {
 	}
 	switch st.Kind {
 	case KindBwrap:
-		return "bubblewrap: system read-only, writes limited to the workspace and temp dirs, .git and .agent read-only, " + net
+		return "bubblewrap: system read-only, writes limited to the workspace and temp dirs, .git and .agent read-only, credentials hidden, " + net
 	case KindSandboxExec:
-		return "sandbox-exec: writes limited to the workspace and temp dirs, .git and .agent read-only, " + net
+		return "sandbox-exec: writes limited to the workspace and temp dirs, .git and .agent read-only, credentials hidden, " + net
 	}
 	return st.Kind
 }
 
 // Wrap returns argv run inside the sandbox, or argv unchanged when the
 // sandbox is not enforced. workspace and extraWritable stay writable, as do
-// the temp dirs; the workspace's ProtectedNames stay read-only; the network
-// is cut unless st.Network.
+// the temp dirs; the workspace's ProtectedNames stay read-only; the
+// CredentialPaths are hidden; the network is cut unless st.Network.
 func Wrap(st Status, workspace string, extraWritable []string, argv []string) []string {
+	return wrap(st, workspace, extraWritable, nil, argv)
+}
+
+func wrap(st Status, workspace string, extraWritable, hidden []string, argv []string) []string {
 	if !st.Enforced || len(argv) == 0 {
 		return argv
 	}
 	writable := writableDirs(workspace, extraWritable)
 	protected := protectedPaths(writable[0])
+	h := hiddenPaths(writable[0], append(CredentialPaths(), hidden...))
 	switch st.Kind {
 	case KindBwrap:
-		return wrapBwrap(writable, protected, st.Network, argv)
+		return wrapBwrap(writable, protected, h, st.Network, argv)
 	case KindSandboxExec:
-		return wrapSandboxExec(writable, protected, st.Network, argv)
+		return wrapSandboxExec(writable, protected, h, st.Network, argv)
 	}
 	return argv
+}
+
+// hidden is a path to hide and whether it is a directory.
+type hidden struct {
+	path string
+	dir  bool
+}
+
+// hiddenPaths keeps the paths that exist (resolved), skipping any that
+// holds the workspace or lies inside it: hiding those would hide the work.
+func hiddenPaths(workspace string, paths []string) []hidden {
+	var out []hidden
+	seen := map[string]bool{}
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		fi, err := os.Stat(real)
+		if err != nil || seen[real] || within(real, workspace) || within(workspace, real) {
+			continue
+		}
+		seen[real] = true
+		out = append(out, hidden{path: real, dir: fi.IsDir()})
+	}
+	return out
+}
+
+// within reports whether p is dir or inside it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // protectedPaths lists the ProtectedNames under the (resolved) workspace.

@@ -205,3 +205,52 @@ func TestBwrapPidNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBwrapHidesCredentials: the user's credential stores and the paths
+// the session hides (the sidecar's data dir) cannot be read inside; the
+// workspace is never hidden, even when it lies inside a hidden path.
+func TestBwrapHidesCredentials(t *testing.T) {
+	st := bwrapOrSkip(t, false)
+	home, data := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	secrets := map[string]string{
+		filepath.Join(home, ".ssh", "id_ed25519"): "PRIVATE KEY",
+		filepath.Join(home, ".netrc"):             "machine x password hunter2",
+		filepath.Join(data, "sidecar.db"):         "HISTORY",
+	}
+	for p, body := range secrets {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := t.TempDir()
+	b, err := NewBox(Config{Hidden: []string{data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, body := range secrets {
+		argv, err := b.Wrap(ws, []string{"cat", p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if strings.Contains(string(out), body) {
+			t.Errorf("%s readable in the sandbox: %q", p, out)
+		}
+	}
+	_ = st
+	// A workspace inside a hidden directory is not hidden: it is the work.
+	inside := filepath.Join(data, "project")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv, _ := b.Wrap(inside, []string{"sh", "-c", "echo ok > f && cat f"})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = inside
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ok\n" {
+		t.Fatalf("workspace inside a hidden dir: %q %v", out, err)
+	}
+}

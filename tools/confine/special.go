@@ -56,6 +56,38 @@ func OpenRead(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// OpenReadPath is OpenRead for a path outside any root (the caller has
+// confined it already): non-blocking, special files refused.
+func OpenReadPath(p string) (*os.File, fs.FileInfo, error) {
+	if fi, err := os.Lstat(p); err == nil {
+		if err := checkSpecial(p, fi); err != nil {
+			return nil, nil, err
+		}
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = checkSpecial(p, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ReadRegularPath is ReadRegular for a path outside any root.
+func ReadRegularPath(p string, limit int64) ([]byte, error) {
+	f, fi, err := OpenReadPath(p)
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, fi, p, limit)
+}
+
 // ReadRegular reads a whole regular file under root, refusing special
 // files as OpenRead does, directories, and files longer than limit.
 func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
@@ -63,6 +95,11 @@ func ReadRegular(root *os.Root, name string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readAll(f, fi, name, limit)
+}
+
+// readAll reads f (and closes it) up to limit; a directory is an error.
+func readAll(f *os.File, fi fs.FileInfo, name string, limit int64) ([]byte, error) {
 	defer f.Close()
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", name)

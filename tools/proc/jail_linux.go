@@ -34,6 +34,9 @@ var (
 
 	staleOnce sync.Once
 
+	cloneOnce sync.Once
+	cloneErr  error // written once by cloneOnce; why a child cannot be born in a cgroup here
+
 	subreaperOnce sync.Once
 	subreaperErr  error // written once by subreaperOnce
 )
@@ -58,7 +61,11 @@ func newJailPlatform(parent *jailPlatform) jailPlatform {
 			staleOnce.Do(func() { removeStale(root) })
 			dir := filepath.Join(root, "zqagent-"+strconv.Itoa(os.Getpid())+"-"+n)
 			if err := os.Mkdir(dir, 0o755); err == nil {
-				return jailPlatform{cg: dir}
+				cloneOnce.Do(func() { cloneErr = probeCloneInto(dir) })
+				if cloneErr == nil {
+					return jailPlatform{cg: dir}
+				}
+				_ = unix.Rmdir(dir)
 			}
 		}
 		subreaperOnce.Do(func() { subreaperErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) })
@@ -125,6 +132,21 @@ func findOwnCgroup() string {
 		}
 	}
 	return ""
+}
+
+// probeCloneInto starts a trivial child in the cgroup dir the way start
+// does: clone3(CLONE_INTO_CGROUP) needs Linux 5.7, and some seccomp
+// profiles refuse clone3. A failed Start cannot be retried, so the check
+// is made once, up front.
+func probeCloneInto(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	cmd := exec.Command("/bin/sh", "-c", ":")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	return cmd.Run()
 }
 
 func (p *jailPlatform) start(cmd *exec.Cmd) error {

@@ -138,7 +138,9 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	}
 	if ws := perms.Workspace(); ws != nil {
 		for _, d := range g.Directories {
-			if err := ws.Grant(d.Path, d.Writable); err != nil {
+			// Exactly the path the user granted: one that resolves elsewhere
+			// now (replaced by a link) is dropped.
+			if err := ws.GrantExact(d.Path, d.Writable); err != nil {
 				s.log.Warn("restore directory grant", "session", h.id, "dir", d.Path, "err", err)
 			}
 		}

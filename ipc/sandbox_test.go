@@ -18,13 +18,14 @@ import (
 // TestSessionSandbox drives the sandbox settings over the WebSocket:
 // session.create {sandbox: required, shellPolicy: sandbox}, session.get
 // reporting the sandbox as it is, a command that needs no approval and
-// tries to plant .git/config (fails, file unchanged; or, with no sandbox
-// here, refused loudly), and setPermissions {sandboxNetwork}.
+// tries to plant .git/config and .agent/mcp.json (fails, files unchanged;
+// with no sandbox here, tools/shell tests the loud refusal), and
+// setPermissions {sandboxNetwork}.
 func TestSessionSandbox(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no OS sandbox on Windows")
 	}
-	const plant = `printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config`
+	const plant = `printf '[core]\n\tfsmonitor = touch /tmp/pwned\n' >> .git/config; echo '{"mcpServers":{"x":{"command":"touch"}}}' > .agent/mcp.json`
 	args, _ := json.Marshal(map[string]string{"command": plant})
 	ts := startServer(t, withProvider(scripted.New(
 		scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "run_shell", Arguments: string(args)}}},
@@ -35,6 +36,9 @@ func TestSessionSandbox(t *testing.T) {
 	cfg := filepath.Join(proj, ".git", "config")
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o755))
 	require.NoError(t, os.WriteFile(cfg, []byte("[core]\n"), 0o644))
+	mcpFile := filepath.Join(proj, ".agent", "mcp.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(mcpFile), 0o755))
+	require.NoError(t, os.WriteFile(mcpFile, []byte("{}\n"), 0o644))
 	sid := ts.session(t, c, map[string]any{"sandbox": "required", "shellPolicy": "sandbox"})
 
 	here, _ := sandbox.Resolve(sandbox.Config{})
@@ -45,7 +49,7 @@ func TestSessionSandbox(t *testing.T) {
 	require.Equal(t, SandboxInfo{Mode: "required", Backend: here.Kind, Enforced: here.Enforced, Network: !here.Enforced, Reason: info.Sandbox.Reason}, info.Sandbox)
 
 	if here.Enforced {
-		plantFails(t, c, sid, cfg)
+		plantFails(t, c, sid, cfg, mcpFile)
 	} else {
 		t.Logf("no sandbox here (%s): tools/shell tests the loud refusal", here.Reason)
 	}
@@ -60,7 +64,7 @@ func TestSessionSandbox(t *testing.T) {
 }
 
 // plantFails runs the scripted turn whose run_shell plants .git/config.
-func plantFails(t *testing.T, c *client.Client, sid, cfg string) {
+func plantFails(t *testing.T, c *client.Client, sid, cfg, mcpFile string) {
 	t.Helper()
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
@@ -82,4 +86,7 @@ func plantFails(t *testing.T, c *client.Client, sid, cfg string) {
 	b, err := os.ReadFile(cfg)
 	require.NoError(t, err)
 	require.Equal(t, "[core]\n", string(b), ".git/config changed")
+	b, err = os.ReadFile(mcpFile)
+	require.NoError(t, err)
+	require.Equal(t, "{}\n", string(b), ".agent/mcp.json changed")
 }

@@ -5,19 +5,32 @@
 #
 GO          ?= go
 BIN         ?= bin
+# The version stamped into the binaries (ready line, initialize, --version).
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS      = -X main.version=$(VERSION)
+# make run: a data dir inside the checkout (git-ignored), never the user's real one.
+DATA_DIR    ?= $(CURDIR)/.zqagent-dev
+PROJECT     ?= $(CURDIR)
+# make dist: the release targets and the size budget of one binary (25 MiB).
+DIST        ?= dist
+PLATFORMS   ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+MAX_BYTES   ?= 26214400
 GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
 
-.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench fuzz clean
+.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench fuzz dist clean
 
 all: build
 
 build:
-	$(GO) build -trimpath -o $(BIN)/sidecar ./cmd/sidecar
-	$(GO) build -trimpath -o $(BIN)/zqchat ./cmd/zqchat
+	@echo "build: compiling bin/sidecar and bin/zqchat $(VERSION) (the first build downloads modules and compiles SQLite: a few minutes on a small machine)"
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/sidecar ./cmd/sidecar
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/zqchat ./cmd/zqchat
 
-## run: start the sidecar with a terminal chat client on the current folder.
+## run: start the sidecar with a terminal chat client.
+##   make run DATA_DIR=... PROJECT=...   (defaults: ./.zqagent-dev and this checkout)
 run: build
-	$(BIN)/zqchat --sidecar $(BIN)/sidecar --project "$(CURDIR)"
+	@echo "run: data dir $(DATA_DIR), project $(PROJECT)"
+	$(BIN)/zqchat --sidecar $(BIN)/sidecar --data-dir "$(DATA_DIR)" --project "$(PROJECT)"
 
 ## deps: install the system packages and npm server the tests use.
 deps:
@@ -59,5 +72,10 @@ bench: build
 fuzz:
 	scripts/fuzz-all.sh 10s
 
+## dist: release binaries sidecar-<version>-<os>-<arch>[.exe] and SHA256SUMS;
+## fails when one is over $(MAX_BYTES) bytes.
+dist:
+	VERSION='$(VERSION)' DIST='$(DIST)' PLATFORMS='$(PLATFORMS)' MAX_BYTES='$(MAX_BYTES)' GO='$(GO)' scripts/dist.sh
+
 clean:
-	rm -rf $(BIN) bench.out
+	rm -rf $(BIN) $(DIST) bench.out

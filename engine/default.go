@@ -119,7 +119,9 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	}
 	o.Lang = NormalizeLang(o.Lang)
 	if o.Provider == nil {
-		o.Provider = openai.New(openai.Options{LogDir: o.LogDir})
+		po := openai.FromEnv() // retries, timeouts and the idle watchdog from the environment
+		po.LogDir = o.LogDir
+		o.Provider = openai.New(po)
 	}
 	if o.ToolResultDir == "" && o.SessionDir != "" {
 		o.ToolResultDir = filepath.Join(o.SessionDir, "tool-results")

@@ -379,6 +379,7 @@ func (e *Engine) begin(cancel context.CancelFunc) error {
 	e.cancel = cancel
 	e.interrupted = false
 	e.suspendFlag = false
+	e.lastErr = nil // a new turn (a retry too) supersedes the last one's error
 	for _, f := range e.onTurnStart {
 		safeCall(f)
 	}

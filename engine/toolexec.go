@@ -28,6 +28,9 @@ type callState struct {
 	known    bool
 	args     map[string]any
 	decision permission.Decision
+	// userApproved: the user answered this call's permission request with
+	// an allowing outcome (tools.WithUserApproved).
+	userApproved bool
 
 	started     time.Time
 	output      string // what the model sees
@@ -139,6 +142,7 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	e.mu.Lock()
 	approver := e.approver
 	e.mu.Unlock()
+	byUser := approver != nil
 	if approver == nil {
 		approver = permission.Fallback(e.opts.DefaultApproval)
 	}
@@ -151,6 +155,7 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	}
 	if outcome != permission.OutcomeDeny {
 		e.permissions.Record(req, outcome)
+		st.userApproved = byUser
 	}
 	return outcome, nil
 }
@@ -160,6 +165,9 @@ func (t *turn) startCall(st *callState, results chan<- callResult) {
 	st.started = time.Now()
 	t.emit(Event{EventToolStarted, ToolStartedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
+	if st.userApproved {
+		ctx = tools.WithUserApproved(ctx)
+	}
 	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: json.RawMessage(st.call.Arguments)}
 	handler := st.spec.Handler
 	go func() {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"iter"
+	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/zqagent/sidecar/engine/llm"
@@ -20,6 +23,7 @@ type turn struct {
 	yield  func(Event) bool
 
 	gone       bool // the consumer stopped pulling; no yield after that
+	inYield    bool // the consumer's loop body runs (a panic there is not the turn's)
 	suspended  bool // Suspend was called: end without touching history
 	iteration  int
 	produced   []string
@@ -73,7 +77,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 			return
 		}
 		defer e.end()
-		status := body(t)
+		status := t.guarded(body)
 		if t.suspended {
 			return
 		}
@@ -89,6 +93,27 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 	}
 }
 
+// guarded runs the turn body behind the turn's panic boundary: a panic in
+// the provider, the loop, the compactor or a tool's bookkeeping becomes an
+// error event (error_type "internal"; the stack goes to the log, never to
+// the wire) and the turn ends with status error. The sidecar and its other
+// sessions carry on. A panic of the consumer's own loop body is passed on.
+func (t *turn) guarded(body func(t *turn) string) (status string) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if t.inYield {
+			panic(p)
+		}
+		slog.Error("turn panicked", "turn", t.taskID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		t.emit(Event{EventError, ErrorData{task: task{t.taskID}, Error: "internal error: the turn crashed (details in the sidecar log)", ErrorType: "internal", Iteration: t.iteration, ReqID: t.reqID, LogTime: logTime()}})
+		status = StatusError
+	}()
+	return body(t)
+}
+
 // emit delivers an event to the hook and the consumer. It reports false once
 // the consumer is gone (it broke out of the loop); the turn then stops.
 func (t *turn) emit(ev Event) bool {
@@ -96,7 +121,10 @@ func (t *turn) emit(ev Event) bool {
 	if t.gone {
 		return false
 	}
-	if !t.yield(ev) {
+	t.inYield = true
+	ok := t.yield(ev)
+	t.inYield = false
+	if !ok {
 		t.gone = true
 		t.cancel()
 		return false

@@ -48,6 +48,8 @@ var hostedErrors = []errCode{
 	{mcp.ErrCommandLine, CodeInvalidParams},
 	{mcp.ErrDisabled, CodeConflict},
 	{mcp.ErrClosed, CodeConflict},
+	{mcp.ErrUntrusted, CodeForbidden},
+	{mcp.ErrStaleHash, CodeConflict},
 	// terminal.* (terminal_methods.go)
 	{terminal.ErrNotFound, CodeNotFound},
 	{terminal.ErrOutsideProject, CodeForbidden},

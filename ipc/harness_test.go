@@ -42,7 +42,7 @@ func startServer(t testing.TB, opts ...serverOpt) *testServer {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(dir, "data"), store.Options{})
 	require.NoError(t, err)
-	o := Options{Store: st, Token: testToken, Version: "test", Logger: slog.New(slog.DiscardHandler), AllowOrigins: []string{"tauri://localhost"}, Provider: scripted.New()}
+	o := Options{Store: st, DataDir: filepath.Join(dir, "data"), Token: testToken, Version: "test", Logger: slog.New(slog.DiscardHandler), AllowOrigins: []string{"tauri://localhost"}, Provider: scripted.New()}
 	for _, f := range opts {
 		f(&o)
 	}

@@ -11,6 +11,8 @@ import (
 
 // The mcp.* methods edit an open project's MCP servers and persist every
 // change to <workspace>/.agent/mcp.json (mcp_project.go owns the managers).
+// What the shell adds or edits (mcp.add, mcp.update of a trusted server) is
+// trusted; a server from the file runs only after mcp.trust.
 // An edit and its save run under the project's lock, so concurrent calls
 // never lose one another's changes; connecting runs in the background and
 // is reported by mcp.status notifications.
@@ -22,6 +24,8 @@ func (s *Server) mcpRoutes() map[string]handler {
 		"mcp.update":  s.mcpUpdate,
 		"mcp.remove":  s.mcpRemove,
 		"mcp.refresh": s.mcpRefresh,
+		"mcp.trust":   s.mcpTrust,
+		"mcp.untrust": s.mcpUntrust,
 	}
 }
 
@@ -38,6 +42,12 @@ type mcpUpdateParams struct {
 	ProjectID string          `json:"projectId" rpc:"required"`
 	Name      string          `json:"name" rpc:"required"`
 	Config    json.RawMessage `json:"config" rpc:"required"`
+}
+
+type mcpTrustParams struct {
+	ProjectID string `json:"projectId" rpc:"required"`
+	Name      string `json:"name" rpc:"required"`
+	Hash      string `json:"hash" rpc:"required"`
 }
 
 type mcpNameParams struct {
@@ -86,11 +96,11 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.AddConfig(cfg); err != nil {
+	if err := pm.mgr.AddConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("mcp.add: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {
-		_ = pm.mgr.RemoveConfig(cfg.Name)
+		_ = pm.mgr.RemoveConfig(context.WithoutCancel(ctx), cfg.Name)
 		return nil, fmt.Errorf("mcp.add: %w", err)
 	}
 	pm.connectLaterLocked(cfg)
@@ -117,7 +127,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.UpdateConfig(p.Name, cfg); err != nil {
+	if err := pm.mgr.UpdateConfig(ctx, p.Name, cfg); err != nil {
 		return nil, fmt.Errorf("mcp.update: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {
@@ -134,9 +144,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if cfg.Name != p.Name {
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
-	s.broadcast("mcp.changed", ch)
-	// A server disabled or changed was disconnected without a status.
-	s.broadcast("mcp.status", MCPStatus{ProjectID: pm.id, Status: info.Status})
+	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
 	return MCPServerResult{Server: info, Warnings: warns}, nil
 }
 
@@ -158,7 +166,7 @@ func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if info.Type == mcp.TypeBuiltin {
 		return nil, fmt.Errorf("%w: %q is a builtin preset: disable it with mcp.update and {\"enabled\": false}", ErrConflict, p.Name)
 	}
-	if err := pm.mgr.RemoveConfig(p.Name); err != nil {
+	if err := pm.mgr.RemoveConfig(ctx, p.Name); err != nil {
 		return nil, fmt.Errorf("mcp.remove: %w", err)
 	}
 	if err := pm.saveLocked(); err != nil {
@@ -187,10 +195,60 @@ func (s *Server) mcpRefresh(ctx context.Context, _ *conn, raw json.RawMessage) (
 	}
 	err = pm.mgr.Refresh(ctx, p.Name)
 	switch {
-	case errors.Is(err, mcp.ErrUnknownServer), errors.Is(err, mcp.ErrDisabled), errors.Is(err, mcp.ErrClosed):
+	case errors.Is(err, mcp.ErrUnknownServer), errors.Is(err, mcp.ErrDisabled), errors.Is(err, mcp.ErrClosed), errors.Is(err, mcp.ErrUntrusted):
 		return nil, fmt.Errorf("mcp.refresh: %w", err)
 	case err != nil && ctx.Err() != nil:
 		return nil, fmt.Errorf("mcp.refresh: %w", ctx.Err())
+	}
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+}
+
+// mcpTrust approves a server's config: the hash the trust card showed
+// (mcp.list). A hash that is not the current config's is refused (-32003):
+// the file changed since it was shown. The server then connects in the
+// background.
+func (s *Server) mcpTrust(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpTrustParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.Trust(ctx, p.Name, p.Hash); err != nil {
+		return nil, fmt.Errorf("mcp.trust: %w", err)
+	}
+	info, err := pm.serverInfo(p.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.State == mcp.StateClosed {
+		pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, p.Name) })
+	}
+	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+}
+
+// mcpUntrust revokes a server's approval; a running server is stopped.
+func (s *Server) mcpUntrust(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p mcpNameParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	pm.mu.Lock()
+	defer pm.mu.Unlock()
+	if err := pm.mgr.Untrust(ctx, p.Name); err != nil {
+		return nil, fmt.Errorf("mcp.untrust: %w", err)
 	}
 	info, err := pm.serverInfo(p.Name)
 	if err != nil {

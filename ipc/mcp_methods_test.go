@@ -283,14 +283,17 @@ func TestMCPHandEditNotifiesAndReconnects(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, file, 0o644))
 
 	for _, cl := range []*client.Client{c, other} {
-		// The reload connects the new server, then reports the change.
-		waitNote(t, cl, "mcp.status", statusIs(pid, "hand", "connected"))
+		// The reload finds a server of the file: it waits for trust, then
+		// the change is reported.
+		waitNote(t, cl, "mcp.status", statusIs(pid, "hand", "untrusted"))
 		ch := waitNote(t, cl, "mcp.changed", func(m MCPChanged) bool { return m.ProjectID == pid })
 		require.Equal(t, "file", ch.Source)
 		require.Equal(t, []string{"hand"}, ch.Added)
 		require.Empty(t, ch.Removed)
 		require.Empty(t, ch.Warnings)
 	}
+	hand := waitState(t, c, pid, "hand", "untrusted")
+	require.NoError(t, c.Call(tctx(t), "mcp.trust", map[string]string{"projectId": pid, "name": "hand", "hash": hand.Hash}, nil))
 	require.Contains(t, waitState(t, c, pid, "hand", "connected").ToolNames, "mcp__hand__echo")
 
 	// A bad entry: the change names it in a warning, the good server stays.

@@ -17,7 +17,10 @@ import (
 
 // MCP per project (issue 8): project.open creates the project's
 // mcp.Manager from <workspace>/.agent/mcp.json, watches the file and
-// connects the servers in the background; every session engine of the
+// connects the trusted servers in the background (the file comes with the
+// repository: a server the user has not approved by mcp.trust, or whose
+// config changed since, is never started or contacted; approvals live in
+// the database, mcp_trust.go); every session engine of the
 // project attaches its registry to that manager (two projects never share
 // tools); project.close and Server.Close close the manager, which kills its
 // stdio children. mcp.status and mcp.changed go to every initialized
@@ -99,6 +102,7 @@ func (s *Server) openMCP(projectID, root string) {
 	pm.mgr = mcp.NewManager(mcp.WithBuiltinConfigs(cfgs), mcp.Options{
 		Workspace: root,
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
+		Trust:     &mcpTrust{st: s.opts.Store, projectID: projectID},
 		OnStatus:  func(st mcp.Status) { s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, Status: st}) },
 		Logger:    s.log.With("project", projectID),
 	})

@@ -22,7 +22,7 @@ func (h *sessionHost) maybeName(eng *engine.Engine) {
 		return
 	}
 	h.s.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(h.s.ctx, namingTimeout)
+		ctx, cancel := context.WithTimeout(h.s.bg, namingTimeout)
 		defer cancel()
 		st := h.s.opts.Store
 		ss, err := st.Session(ctx, h.id)

@@ -180,14 +180,19 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 	} else if ok {
 		b.prov.CloseIdleConnections()
 	}
-	prov := openai.New(openai.Options{
-		APIKey:  p.keyFunc(prof.Name),
-		BaseURL: prof.BaseURL,
-		APIMode: prof.APIMode,
-		Headers: maps.Clone(prof.Headers),
-		Proxy:   prof.Proxy,
-		LogDir:  p.logDir,
-	})
+	// The reliability settings (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS,
+	// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_*) come from the environment;
+	// the profile sets the endpoint, mode, headers and proxy.
+	o := openai.FromEnv()
+	o.APIKey = p.keyFunc(prof.Name)
+	o.BaseURL = prof.BaseURL
+	o.APIMode = prof.APIMode
+	o.Headers = maps.Clone(prof.Headers)
+	if prof.Proxy != "" {
+		o.Proxy = prof.Proxy
+	}
+	o.LogDir = p.logDir
+	prov := openai.New(o)
 	p.built[prof.Name] = builtProvider{prov: prov, prof: prof}
 	return prov
 }

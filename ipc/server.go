@@ -91,7 +91,11 @@ type Server struct {
 
 	ctx    context.Context // the server's lifetime; turns run under it
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // connections, session runners
+	// bg is the context of background work no client waits for (session
+	// naming): Close cancels it first, so shutdown never waits on it.
+	bg       context.Context
+	cancelBG context.CancelFunc
+	wg       sync.WaitGroup // connections, session runners
 
 	shutdownOnce sync.Once
 	providers    *providerSource
@@ -144,6 +148,7 @@ func New(opts Options) (*Server, error) {
 		sessions:     map[string]*sessionHost{},
 		openProjects: map[string]struct{}{},
 	}
+	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)
 	routes, err := s.routeTable()
 	if err != nil {
@@ -263,6 +268,7 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
+	s.cancelBG() // background work first: nothing below waits on it
 	hs := s.httpSrv
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {

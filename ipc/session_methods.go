@@ -356,21 +356,35 @@ func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMess
 	if err != nil {
 		return nil, err
 	}
+	// Fence: the connection's previous subscription of this session stops
+	// before the answer is queued. What it already queued reaches the
+	// client before the answer, so the new stream starts after it: no seq
+	// is sent twice on one connection, none is skipped.
+	after := p.AfterSeq
+	sent, err := c.fenceSub(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	after = max(after, sent)
 	sub := newSubscription(h, c)
 	upTo, running := h.subscribe(sub)
 	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
 	return followUp{result: res, after: func() {
-		c.setSub(ctx, sub)
-		c.wg.Go(func() { sub.pump(p.AfterSeq, upTo) })
+		c.setSub(sub)
+		c.wg.Go(func() { sub.pump(after, upTo) })
 	}}, nil
 }
 
-func (s *Server) sessionUnsubscribe(_ context.Context, c *conn, raw json.RawMessage) (any, error) {
+func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
 	var p sessionIDParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
+	sent, err := c.fenceSub(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
 	return struct {
 		Unsubscribed bool `json:"unsubscribed"`
-	}{c.unsetSub(p.SessionID)}, nil
+	}{sent >= 0}, nil
 }

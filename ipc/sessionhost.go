@@ -62,11 +62,14 @@ type sessionHost struct {
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check
 
-	mu        sync.Mutex // guards the fields below
-	eng       *engine.Engine
-	reload    bool // the engine must be rebuilt before the next turn (agent changed)
-	state     hostState
-	current   string // id of the running turn
+	mu      sync.Mutex // guards the fields below
+	eng     *engine.Engine
+	reload  bool // the engine must be rebuilt before the next turn (agent changed)
+	state   hostState
+	current string // id of the running turn
+	// stopTurn cancels the current turn's context: turn.interrupt works
+	// before the engine is loaded or has started the turn, too.
+	stopTurn  context.CancelFunc
 	queue     []turnJob
 	committed int64 // last seq committed (and broadcast)
 	subs      map[*subscription]struct{}
@@ -175,19 +178,27 @@ func (h *sessionHost) run() {
 		job := h.queue[0]
 		h.queue = h.queue[1:]
 		h.current = job.id
+		ctx, cancel := context.WithCancel(h.s.ctx)
+		h.stopTurn = cancel
 		h.mu.Unlock()
-		h.runTurn(job)
+		h.runTurn(ctx, job)
+		cancel()
+		h.mu.Lock()
+		h.stopTurn = nil
+		h.mu.Unlock()
 	}
 }
 
 // runTurn runs one turn to its end, recording each event. Turns run under
-// the server's lifetime, not a connection's.
-func (h *sessionHost) runTurn(job turnJob) {
-	ctx := h.s.ctx
-	eng, err := h.engine(ctx, true)
+// the server's lifetime, not a connection's: ctx ends with the server or
+// with turn.interrupt. The engine loads under the server's context, so
+// that an interrupt before the turn started still gives the turn its
+// turn_start, interrupted and turn_end events.
+func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
+	eng, err := h.engine(h.s.ctx, true)
 	if err != nil {
 		h.s.log.Warn("load engine", "session", h.id, "err", err)
-		h.recordFailure(job.id, err)
+		h.recordFailure(job.id, err, "engine_unavailable")
 		return
 	}
 	var events iter.Seq[engine.Event]
@@ -199,8 +210,9 @@ func (h *sessionHost) runTurn(job turnJob) {
 	case jobResume:
 		events = eng.ResumeTurn(ctx, job.id)
 	}
-	completed, interrupted := false, false
+	completed, interrupted, yielded := false, false, false
 	for ev := range events {
+		yielded = true
 		if end, ok := ev.Data.(engine.TurnEndData); ok {
 			completed = end.Status == engine.StatusCompleted
 			interrupted = end.Status == engine.StatusInterrupted
@@ -214,6 +226,12 @@ func (h *sessionHost) runTurn(job turnJob) {
 		if ev.Type == engine.EventToolStarted || ev.Type == engine.EventTurnEnd {
 			h.saveGrantsIfNew(eng)
 		}
+	}
+	if !yielded && job.kind != jobResume {
+		// A retry whose error another retry already cleared: the turn id
+		// was given out, so it still gets its one turn_end.
+		h.recordFailure(job.id, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry), "nothing_to_retry")
+		return
 	}
 	if completed && job.kind == jobStart {
 		h.maybeName(eng)
@@ -264,7 +282,7 @@ func (h *sessionHost) committedEvent(ev store.Event, err error) {
 
 // recordFailure records an error and a turn_end for a turn that could not
 // start (no engine), so that clients see it end.
-func (h *sessionHost) recordFailure(turnID string, cause error) {
+func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	we := wireError(cause)
 	errType := "engine"
@@ -273,7 +291,7 @@ func (h *sessionHost) recordFailure(turnID string, cause error) {
 	}
 	evs := []engine.Event{
 		{Type: engine.EventError, Data: engine.ErrorData{Error: cause.Error(), ErrorType: errType, LogTime: now}},
-		{Type: engine.EventTurnEnd, Data: engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: "engine_unavailable"}},
+		{Type: engine.EventTurnEnd, Data: engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason}},
 	}
 	for _, ev := range evs {
 		in, err := eventInput(h.rec, ev, nil)
@@ -291,14 +309,20 @@ func (h *sessionHost) interrupt() (bool, []string) {
 	h.mu.Lock()
 	eng := h.eng
 	running := h.state != hostIdle
+	stop := h.stopTurn
 	dropped := make([]string, 0, len(h.queue))
 	for _, j := range h.queue {
 		dropped = append(dropped, j.id)
 	}
 	h.queue = nil
 	h.mu.Unlock()
-	if eng != nil && running {
-		eng.Interrupt()
+	if running {
+		if eng != nil {
+			eng.Interrupt() // marks the turn interrupted (not just cancelled)
+		}
+		if stop != nil {
+			stop() // the turn has not reached the engine yet: it starts cancelled
+		}
 	}
 	return running, dropped
 }

@@ -3,6 +3,7 @@ package ipc
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zqagent/sidecar/store"
 )
@@ -33,6 +34,7 @@ type subscription struct {
 	live  []liveEvent // committed events not yet taken by pump
 	spare []liveEvent
 
+	sent     atomic.Int64  // last seq handed to the connection's queue
 	done     chan struct{} // closed when pump returns
 	dropOnce sync.Once
 	dropped  chan struct{} // closed when the session dropped this subscriber
@@ -108,6 +110,7 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 	defer sub.h.removeSub(sub)
 	defer sub.cancel()
 	last := afterSeq
+	sub.sent.Store(afterSeq)
 	st := sub.c.s.opts.Store
 	for last < upTo {
 		evs, err := st.EventsAfter(sub.ctx, sub.h.id, last, replayPage)
@@ -127,6 +130,7 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 				return
 			}
 			last, progressed = ev.Seq, true
+			sub.sent.Store(last)
 		}
 		if !progressed {
 			break // nothing more up to upTo (never loop on a short store)
@@ -143,6 +147,7 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 					return
 				}
 				last = le.seq
+				sub.sent.Store(last)
 			}
 		case <-sub.dropped:
 			sub.notifyDropped(last, sub.reason)
@@ -218,31 +223,36 @@ func (c *conn) dropAllSubs() {
 	}
 }
 
-// setSub installs sub as the connection's subscription of its session,
-// ending a previous one and waiting (bounded by ctx) until its pump stopped,
-// so that the two never interleave.
-func (c *conn) setSub(ctx context.Context, sub *subscription) {
+// fenceSub ends the connection's subscription of a session, if any, and
+// waits (bounded by ctx) until its pump stopped: nothing of it is queued
+// after fenceSub returns. It reports the last seq that subscription queued
+// (-1 when there was none). Subscribe and unsubscribe fence before they
+// answer, so an old stream never interleaves with what follows the answer.
+func (c *conn) fenceSub(ctx context.Context, sessionID string) (int64, error) {
+	c.mu.Lock()
+	old := c.subs[sessionID]
+	delete(c.subs, sessionID)
+	c.mu.Unlock()
+	if old == nil {
+		return -1, nil
+	}
+	old.cancel()
+	select {
+	case <-old.done:
+		return old.sent.Load(), nil
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+}
+
+// setSub installs sub as the connection's subscription of its session. A
+// subscription installed meanwhile by a concurrent subscribe is ended.
+func (c *conn) setSub(sub *subscription) {
 	c.mu.Lock()
 	old := c.subs[sub.h.id]
 	c.subs[sub.h.id] = sub
 	c.mu.Unlock()
 	if old != nil {
 		old.cancel()
-		select {
-		case <-old.done:
-		case <-ctx.Done():
-		}
 	}
-}
-
-func (c *conn) unsetSub(sessionID string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	sub := c.subs[sessionID]
-	if sub == nil {
-		return false
-	}
-	sub.cancel()
-	delete(c.subs, sessionID)
-	return true
 }

@@ -91,7 +91,10 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	if last := eng.LastError(); (last == nil || !last.Retriable) && !h.running() {
+	if h.running() {
+		return nil, fmt.Errorf("%w: session %s has a running turn; retry after it ended", ErrConflict, p.SessionID)
+	}
+	if last := eng.LastError(); last == nil || !last.Retriable {
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
 	id := newTurnID()

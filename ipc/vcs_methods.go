@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/vcs"
@@ -12,7 +13,7 @@ import (
 
 // DefaultVCSMode is the change tracking of a session that names none: auto
 // (the workspace's own repository with private refs when it is a git work
-// tree, else a shadow repository in <workspace>/.agent/vcs). Without a git
+// tree of its own, else a shadow repository in <data-dir>/vcs). Without a git
 // binary it is off.
 const DefaultVCSMode = vcs.ModeAuto
 
@@ -78,8 +79,17 @@ func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
 // workspace. Every SessionVCS of a session shares its state (package vcs),
 // so this one and the engine's hook stay consistent.
 func (s *Server) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
-	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: sessionVCSMode(ss)})
+	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: sessionVCSMode(ss), ShadowRoot: s.shadowRoot()})
 	return vcs.NewSession(plan, ss.ID)
+}
+
+// shadowRoot is the folder of the shadow repositories: <data-dir>/vcs
+// ("" without a data dir, which turns shadow mode off).
+func (s *Server) shadowRoot() string {
+	if s.opts.DataDir == "" {
+		return ""
+	}
+	return filepath.Join(s.opts.DataDir, "vcs")
 }
 
 // vcsHook is the engine hook that snapshots each turn, nil when tracking is

@@ -133,12 +133,20 @@ func TestSessionDeleteForgetsSnapshots(t *testing.T) {
 	_, err = c.StartTurn(tctx(t), sid, "write")
 	require.NoError(t, err)
 	collectTurn(t, c, sid)
-	out, err := exec.Command("git", "--git-dir", filepath.Join(ts.dir, "proj", vcs.ShadowDir), "for-each-ref", vcs.AgentRef(sid)).Output()
+	out, err := exec.Command("git", "--git-dir", shadowGitDir(t, ts), "for-each-ref", vcs.AgentRef(sid)).Output()
 	require.NoError(t, err)
 	require.Contains(t, string(out), vcs.AgentRef(sid), "the turn was recorded")
 	require.NoError(t, c.Call(tctx(t), "session.delete", map[string]any{"sessionId": sid}, nil))
-	out, err = exec.Command("git", "--git-dir", filepath.Join(ts.dir, "proj", vcs.ShadowDir), "for-each-ref", vcs.AgentRef(sid)).Output()
+	out, err = exec.Command("git", "--git-dir", shadowGitDir(t, ts), "for-each-ref", vcs.AgentRef(sid)).Output()
 	require.NoError(t, err)
 	require.Empty(t, string(out), "session.delete forgets the session's refs")
 	require.FileExists(t, filepath.Join(ts.dir, "proj", "c.txt"), "the workspace is untouched")
+}
+
+// shadowGitDir is the shadow repository of the test server's project.
+func shadowGitDir(t *testing.T, ts *testServer) string {
+	t.Helper()
+	proj, err := filepath.EvalSymlinks(filepath.Join(ts.dir, "proj"))
+	require.NoError(t, err)
+	return vcs.ShadowGitDir(filepath.Join(ts.srv.opts.DataDir, "vcs"), proj)
 }

@@ -1,9 +1,15 @@
 // Package keychain owns API keys: they live in the OS keychain only (macOS
 // Keychain, Windows Credential Manager, the Secret Service on Linux, through
 // github.com/zalando/go-keyring), under one service name per install and the
-// provider profile name as account, or come from the provider's environment
-// variable. There is no plaintext fallback. Nothing here returns a key except
-// Get and Resolve, and no error or Status carries a key or a part of one.
+// provider profile name as account, or were handed to the process at start
+// (the shell's secrets line on stdin, or the provider's environment
+// variable), held in memory only. There is no plaintext fallback. Nothing
+// here returns a key except Get and Resolve, and no error or Status carries
+// a key or a part of one.
+//
+// On Linux and the BSDs the keychain is the Secret Service on the D-Bus
+// session bus; with no bus running (a headless machine) the keychain is not
+// available and no bus is ever started (see checkBus).
 //
 // Concurrency: a Keyring is safe for concurrent use. Resolve runs the
 // keychain lookup on a goroutine so that it can give up when its ctx ends;
@@ -14,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -45,7 +52,7 @@ var _ Store = (*Keyring)(nil)
 type Status struct {
 	Provider   string `json:"provider"`
 	Configured bool   `json:"configured"`
-	Source     string `json:"source"` // "keychain" | "env" | ""
+	Source     string `json:"source"` // "keychain" | "stdin" | "env" | ""
 	// EnvVar is the environment variable checked for the provider.
 	EnvVar string `json:"envVar"`
 	Error  string `json:"error,omitempty"` // why the keychain could not be read
@@ -54,13 +61,19 @@ type Status struct {
 // Key sources.
 const (
 	SourceKeychain = "keychain"
-	SourceEnv      = "env"
+	// SourceStdin: the shell passed the key on the sidecar's stdin at start.
+	SourceStdin = "stdin"
+	SourceEnv   = "env"
 )
 
 // Keyring stores keys under one service name.
 type Keyring struct {
 	service string
 	wg      sync.WaitGroup // lookups started by Resolve
+
+	mu    sync.Mutex        // guards given, env
+	given map[string]string // provider → key passed on stdin at start
+	env   map[string]string // key variable → value, of the environment at start
 }
 
 // New returns a Keyring for service; "" is DefaultService. Give dev and
@@ -70,6 +83,37 @@ func New(service string) *Keyring {
 		service = DefaultService
 	}
 	return &Keyring{service: service}
+}
+
+// SetStartKeys hands the Keyring the keys the process got at start, which
+// it keeps in memory only: given by provider (the shell's secrets line on
+// stdin) and env by variable name (the key variables of the environment the
+// process started with, which the process then removes from its own
+// environment so that no child inherits them). After the keychain, a
+// provider's key comes from given, then env[EnvVar(provider)], then the
+// live environment. The maps are copied.
+func (k *Keyring) SetStartKeys(given, env map[string]string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.given, k.env = maps.Clone(given), maps.Clone(env)
+}
+
+// startKey returns provider's key from outside the keychain and where it
+// came from; ok is false when there is none.
+func (k *Keyring) startKey(provider string) (key, source string, ok bool) {
+	k.mu.Lock()
+	given, fromEnv := k.given[provider], k.env[EnvVar(provider)]
+	k.mu.Unlock()
+	switch {
+	case given != "":
+		return given, SourceStdin, true
+	case fromEnv != "":
+		return fromEnv, SourceEnv, true
+	}
+	if v, ok := os.LookupEnv(EnvVar(provider)); ok && v != "" {
+		return v, SourceEnv, true
+	}
+	return "", "", false
 }
 
 // Service is the keychain service name.
@@ -150,6 +194,9 @@ func (k *Keyring) Set(provider, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
+	if why := checkBus(); why != "" {
+		return fmt.Errorf("store key for %s: %w", provider, unavailable(provider, why))
+	}
 	if err := keyring.Set(k.service, provider, key); err != nil {
 		return fmt.Errorf("store key for %s: %w", provider, mapErr(provider, err))
 	}
@@ -163,6 +210,9 @@ func (k *Keyring) Get(provider string) (string, error) {
 	if err := ValidateProvider(provider); err != nil {
 		return "", err
 	}
+	if why := checkBus(); why != "" {
+		return "", unavailable(provider, why)
+	}
 	key, err := keyring.Get(k.service, provider)
 	if err != nil {
 		return "", mapErr(provider, err)
@@ -175,6 +225,9 @@ func (k *Keyring) Delete(provider string) error {
 	if err := ValidateProvider(provider); err != nil {
 		return err
 	}
+	if why := checkBus(); why != "" {
+		return fmt.Errorf("delete key for %s: %w", provider, unavailable(provider, why))
+	}
 	if err := keyring.Delete(k.service, provider); err != nil {
 		return fmt.Errorf("delete key for %s: %w", provider, mapErr(provider, err))
 	}
@@ -182,7 +235,8 @@ func (k *Keyring) Delete(provider string) error {
 }
 
 // Status reports whether provider has a key and where it comes from; the
-// keychain wins over the environment. It never carries the key.
+// keychain wins over the start keys (SetStartKeys) and the environment. It
+// never carries the key.
 func (k *Keyring) Status(provider string) Status {
 	st := Status{Provider: provider, EnvVar: EnvVar(provider)}
 	_, err := k.Get(provider)
@@ -194,8 +248,8 @@ func (k *Keyring) Status(provider string) Status {
 	default:
 		st.Error = err.Error()
 	}
-	if v, ok := os.LookupEnv(st.EnvVar); ok && v != "" {
-		st.Configured, st.Source = true, SourceEnv
+	if _, src, ok := k.startKey(provider); ok {
+		st.Configured, st.Source = true, src
 	}
 	return st
 }
@@ -205,8 +259,8 @@ type lookup struct {
 	err error
 }
 
-// Resolve returns the key to use now: the keychain's, else the
-// environment variable's. When neither has one it returns ErrNotFound, or
+// Resolve returns the key to use now: the keychain's, else the start key
+// or the environment variable's. When neither has one it returns ErrNotFound, or
 // the ErrUnavailable error (which names the remedy) when the keychain could
 // not be read. It gives up with ctx's error when ctx ends first.
 func (k *Keyring) Resolve(ctx context.Context, provider string) (string, error) {
@@ -229,7 +283,7 @@ func (k *Keyring) Resolve(ctx context.Context, provider string) (string, error) 
 	if r.err == nil {
 		return r.key, nil
 	}
-	if v, ok := os.LookupEnv(EnvVar(provider)); ok && v != "" {
+	if v, _, ok := k.startKey(provider); ok {
 		return v, nil
 	}
 	if errors.Is(r.err, ErrNotFound) {

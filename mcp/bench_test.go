@@ -61,7 +61,7 @@ func BenchmarkStdioCall(b *testing.B) {
 		b.Skip("the test server's helpers are unix-only")
 	}
 	off := false
-	m := NewManager([]ServerConfig{stdioConfig(b, "bench")}, Options{Lazy: LazyOptions{Enabled: &off}, Logger: quietLogger()})
+	m := NewManager([]ServerConfig{stdioConfig(b, "bench")}, Options{Lazy: LazyOptions{Enabled: &off}, Logger: quietLogger(), TrustAll: true})
 	defer m.CloseAll()
 	reg := tools.NewRegistry()
 	m.Attach(reg)

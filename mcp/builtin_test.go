@@ -54,32 +54,32 @@ func TestBuiltinOCRInProcess(t *testing.T) {
 
 func TestConfigCRUD(t *testing.T) {
 	m, _, _ := newTestManager(t, nil, Options{})
-	if err := m.AddConfig(ServerConfig{Name: "a", URL: "http://h/mcp", Enabled: true}); err != nil {
+	if err := m.AddConfig(context.Background(), ServerConfig{Name: "a", URL: "http://h/mcp", Enabled: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.AddConfig(ServerConfig{Name: "a", URL: "http://h/mcp"}); err == nil {
+	if err := m.AddConfig(context.Background(), ServerConfig{Name: "a", URL: "http://h/mcp"}); err == nil {
 		t.Fatal("duplicate add succeeded")
 	}
-	if err := m.AddConfig(ServerConfig{Name: "bad", Type: TypeStdio}); err == nil {
+	if err := m.AddConfig(context.Background(), ServerConfig{Name: "bad", Type: TypeStdio}); err == nil {
 		t.Fatal("invalid add succeeded")
 	}
 	if got := m.Configs(); len(got) != 1 || got[0].Type != TypeHTTP {
 		t.Fatalf("configs = %+v", got)
 	}
-	if err := m.UpdateConfig("a", ServerConfig{Name: "b", URL: "http://h/sse", Enabled: false}); err != nil {
+	if err := m.UpdateConfig(context.Background(), "a", ServerConfig{Name: "b", URL: "http://h/sse", Enabled: false}); err != nil {
 		t.Fatal(err)
 	}
 	st := m.Status()
 	if len(st) != 1 || st[0].Name != "b" || st[0].Type != TypeSSE || st[0].State != StateDisabled {
 		t.Fatalf("after update: %+v", st)
 	}
-	if err := m.UpdateConfig("zzz", ServerConfig{URL: "http://h/mcp"}); err == nil {
+	if err := m.UpdateConfig(context.Background(), "zzz", ServerConfig{URL: "http://h/mcp"}); err == nil {
 		t.Fatal("update of an unknown server succeeded")
 	}
-	if err := m.RemoveConfig("b"); err != nil || len(m.Configs()) != 0 {
+	if err := m.RemoveConfig(context.Background(), "b"); err != nil || len(m.Configs()) != 0 {
 		t.Fatalf("remove: %v, %+v", err, m.Configs())
 	}
-	if err := m.RemoveConfig("b"); err == nil {
+	if err := m.RemoveConfig(context.Background(), "b"); err == nil {
 		t.Fatal("second remove succeeded")
 	}
 }

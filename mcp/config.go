@@ -18,10 +18,12 @@ const (
 	TypeBuiltin = "builtin"
 )
 
-// ServerConfig is one MCP server of a project. Values are expanded (${VAR});
-// the entry's original text is remembered so that SaveConfigFile writes the
-// unexpanded form of every field that was not changed, and never writes a
-// secret that came from the environment. Its JSON form (MarshalJSON,
+// ServerConfig is one MCP server of a project. Values are as written:
+// ${VAR} references are expanded only when a trusted server is connected
+// (never to the sidecar's secrets), so what the trust card shows, what Hash
+// covers and what is saved are the same text. The entry's original text is
+// remembered so that SaveConfigFile writes every field that was not changed
+// as it was. Its JSON form (MarshalJSON,
 // UnmarshalJSON) is the file's entry format: name, type, command, args, env,
 // cwd, url, headers, enabled/disabled, timeout (ms) and unknown fields.
 type ServerConfig struct {
@@ -71,6 +73,9 @@ func (c ServerConfig) Validate() error {
 			return fmt.Errorf("%w: server %q: stdio needs a command", ErrInvalidConfig, c.Name)
 		}
 	case TypeHTTP, TypeSSE:
+		if varRef.MatchString(c.URL) && strings.TrimSpace(c.URL) != "" {
+			break // checked once expanded, when connecting
+		}
 		if err := checkURL(c.URL); err != nil {
 			return fmt.Errorf("%w: server %q: %v", ErrInvalidConfig, c.Name, err)
 		}

@@ -45,7 +45,7 @@ func TestParseConfigForms(t *testing.T) {
 		{"servers map keeps file order", `{"servers":{"remote":{"url":"https://example.com/mcp"},"filesystem":{"command":["npx","-y"],"args":["@modelcontextprotocol/server-filesystem","/data"]}}}`, []brief{remote, fs}},
 		{"claude mcpServers", `{"mcpServers":{"filesystem":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/data"]}}}`, []brief{fs}},
 		{"command string with quotes and vars", `[{"name":"q","command":"node 'my server.js' --dir \"${MCP_TEST_DIR}\" --x=${env:MCP_TEST_DIR} a\\ b"}]`,
-			[]brief{{"q", TypeStdio, []string{"node", "my server.js", "--dir", "/data dir", "--x=/data dir", "a b"}, "", true}}},
+			[]brief{{"q", TypeStdio, []string{"node", "my server.js", "--dir", "${MCP_TEST_DIR}", "--x=${env:MCP_TEST_DIR}", "a b"}, "", true}}},
 		{"dollar stays literal", `[{"name":"d","command":"sh -c 'echo $HOME' $PATH"}]`,
 			[]brief{{"d", TypeStdio, []string{"sh", "-c", "echo $HOME", "$PATH"}, "", true}}},
 		{"sse inferred from url", `[{"name":"s","url":"http://localhost:9/sse"}]`, []brief{{"s", TypeSSE, nil, "http://localhost:9/sse", true}}},
@@ -82,7 +82,8 @@ func TestParseConfigFields(t *testing.T) {
 		t.Fatal(got, warns)
 	}
 	c := got[0]
-	if c.Headers["Authorization"] != "Bearer tok123" || c.Headers["X-N"] != "5" || c.Env["A"] != "tok123" || c.Env["B"] != "true" ||
+	// Kept as written: expanded only when a trusted server connects.
+	if c.Headers["Authorization"] != "Bearer ${MCP_TEST_TOKEN}" || c.Headers["X-N"] != "5" || c.Env["A"] != "${MCP_TEST_TOKEN}" || c.Env["B"] != "true" ||
 		c.Cwd != "sub" || c.Timeout != 1500*time.Millisecond || string(c.Extra["custom"]) != `{"k":1}` {
 		t.Fatalf("config = %+v", c)
 	}
@@ -196,7 +197,7 @@ func TestSaveConfigKeepsFormAndText(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgs, warns, err := LoadConfigFile(path)
-	if err != nil || len(warns) > 0 || cfgs[0].Env["GH_TOKEN"] != "tok123" {
+	if err != nil || len(warns) > 0 || cfgs[0].Env["GH_TOKEN"] != "${MCP_TEST_TOKEN}" {
 		t.Fatal(cfgs, warns, err)
 	}
 	// Change one field of web, add a server, keep builtins out.
@@ -284,6 +285,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"servers":{"a":{"url":"http://h/sse","headers":{"X":"1"}}}}`,
 		`{"mcpServers":{"a":{"command":["x"],"args":["y"],"disabled":true,"timeout":"1s"}}}`,
 		`[{"name":"ocr","enabled":false}]`, `{"servers":[5]}`, `[{"name":"a","command":"'"}]`, ``, `{}`,
+		`{"mcpServers":{"w":{"url":"https://${HOST}/mcp","headers":{"A":"Bearer ${OPENAI_API_KEY}"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -313,6 +315,10 @@ func FuzzParseConfig(f *testing.F) {
 			if !sameConnection(back[i], cfgs[i]) {
 				t.Fatalf("round trip changed %+v into %+v", cfgs[i], back[i])
 			}
+			// What was approved is what is saved.
+			if back[i].Hash() != cfgs[i].Hash() {
+				t.Fatalf("round trip changed the hash of %+v", cfgs[i])
+			}
 		}
 	})
 }
@@ -320,7 +326,7 @@ func FuzzParseConfig(f *testing.F) {
 func TestServerWireForm(t *testing.T) {
 	t.Setenv("MCP_TEST_TOKEN", "tok123")
 	c, warns, err := ParseServer([]byte(`{"command":"npx -y pkg","env":{"T":"${MCP_TEST_TOKEN}"},"disabled":true,"x-ui":{"color":"red"}}`), "gh")
-	if err != nil || len(warns) > 0 || c.Name != "gh" || c.Env["T"] != "tok123" || c.Enabled || !slices.Equal(c.Command, []string{"npx", "-y", "pkg"}) {
+	if err != nil || len(warns) > 0 || c.Name != "gh" || c.Env["T"] != "${MCP_TEST_TOKEN}" || c.Enabled || !slices.Equal(c.Command, []string{"npx", "-y", "pkg"}) {
 		t.Fatalf("ParseServer = %+v, %v, %v", c, warns, err)
 	}
 	b, err := json.Marshal(c)

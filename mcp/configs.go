@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"slices"
 )
@@ -17,9 +18,10 @@ func (m *Manager) Configs() []ServerConfig {
 	return out
 }
 
-// AddConfig adds a server (its type inferred when empty). It does not
+// AddConfig adds a server the user configured (its type inferred when
+// empty): its config is trusted, and the approval recorded. It does not
 // connect it: call Connect.
-func (m *Manager) AddConfig(c ServerConfig) error {
+func (m *Manager) AddConfig(ctx context.Context, c ServerConfig) error {
 	c = c.Clone()
 	if c.Type == "" {
 		c.Type = inferType(c)
@@ -28,31 +30,56 @@ func (m *Manager) AddConfig(c ServerConfig) error {
 		return fmt.Errorf("add config: %w", err)
 	}
 	c.auto = false
+	m.trustMu.Lock()
+	defer m.trustMu.Unlock()
+	m.mu.Lock()
+	err := m.addableLocked(c.Name)
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := m.approve(ctx, c); err != nil {
+		return fmt.Errorf("add config: %w", err)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
+	if err := m.addableLocked(c.Name); err != nil {
+		return err
+	}
+	if c.Type != TypeBuiltin && !m.opts.TrustAll {
+		m.approved[c.Name] = c.Hash()
 	}
 	if s, ok := m.servers[c.Name]; ok {
-		if !s.cfg.auto {
-			return fmt.Errorf("add config %q: %w", c.Name, ErrDuplicateServer)
-		}
 		// The user configures a builtin preset: it replaces the automatic one.
 		old := m.resetLocked(s)
-		s.cfg, s.state = c, idleState(c)
+		s.cfg, s.state = c, m.idleLocked(c)
 		m.syncLocked()
 		m.closeLater(old)
 		return nil
 	}
 	m.order = append(m.order, c.Name)
-	m.servers[c.Name] = &serverState{cfg: c, state: idleState(c)}
+	m.servers[c.Name] = &serverState{cfg: c, state: m.idleLocked(c)}
+	return nil
+}
+
+// addableLocked reports why a server of that name cannot be added.
+func (m *Manager) addableLocked(name string) error {
+	if m.closed {
+		return ErrClosed
+	}
+	if s, ok := m.servers[name]; ok && !s.cfg.auto {
+		return fmt.Errorf("add config %q: %w", name, ErrDuplicateServer)
+	}
 	return nil
 }
 
 // UpdateConfig replaces the config of name (c.Name may rename it). Fields
 // the file had but c leaves empty (Extra) are kept. A server whose
 // connection settings changed is disconnected: call Connect to reconnect.
-func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
+// The user edits their own server: a trusted server stays trusted (the new
+// config's approval is recorded); an untrusted or changed one stays so
+// until Trust. OnStatus is told the server's new state.
+func (m *Manager) UpdateConfig(ctx context.Context, name string, c ServerConfig) error {
 	c = c.Clone()
 	if c.Name == "" {
 		c.Name = name
@@ -63,21 +90,36 @@ func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("update config: %w", err)
 	}
+	c.auto = false
+	m.trustMu.Lock()
+	defer m.trustMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return ErrClosed
+	s, err := m.updatableLocked(name, c.Name)
+	trusted := err == nil && m.trustLocked(s.cfg) == TrustTrusted
+	m.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	s, ok := m.servers[name]
-	if !ok {
-		return fmt.Errorf("update config %q: %w", name, ErrUnknownServer)
-	}
-	if c.Name != name {
-		if _, dup := m.servers[c.Name]; dup {
-			return fmt.Errorf("rename %q to %q: %w", name, c.Name, ErrDuplicateServer)
+	if trusted {
+		if err := m.approve(ctx, c); err != nil {
+			return fmt.Errorf("update config: %w", err)
+		}
+		if c.Name != name {
+			if err := m.trust.SetApproval(ctx, name, ""); err != nil {
+				return fmt.Errorf("update config: %w", err)
+			}
 		}
 	}
-	c.auto = false
+
+	m.mu.Lock()
+	if s, err = m.updatableLocked(name, c.Name); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	if trusted && c.Type != TypeBuiltin && !m.opts.TrustAll {
+		delete(m.approved, name)
+		m.approved[c.Name] = c.Hash()
+	}
 	if c.raw == nil {
 		// Built in code: compare with the old entry so that unchanged
 		// fields keep their text (and ${VAR} references).
@@ -92,7 +134,7 @@ func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 	}
 	s.cfg = c
 	if changed || s.conn == nil {
-		s.state = idleState(c)
+		s.state = m.idleLocked(c)
 	}
 	if c.Name != name {
 		delete(m.servers, name)
@@ -100,13 +142,46 @@ func (m *Manager) UpdateConfig(name string, c ServerConfig) error {
 		m.order[slices.Index(m.order, name)] = c.Name
 	}
 	m.syncLocked()
+	m.announceLocked(s)
+	m.mu.Unlock()
+	m.flush()
 	return nil
 }
 
-// RemoveConfig disconnects and forgets a server.
-func (m *Manager) RemoveConfig(name string) error {
+// updatableLocked returns the server name, or why it cannot become newName.
+func (m *Manager) updatableLocked(name, newName string) (*serverState, error) {
+	if m.closed {
+		return nil, ErrClosed
+	}
+	s, ok := m.servers[name]
+	if !ok {
+		return nil, fmt.Errorf("update config %q: %w", name, ErrUnknownServer)
+	}
+	if newName != name {
+		if _, dup := m.servers[newName]; dup {
+			return nil, fmt.Errorf("rename %q to %q: %w", name, newName, ErrDuplicateServer)
+		}
+	}
+	return s, nil
+}
+
+// RemoveConfig disconnects and forgets a server, and its approval: the
+// user removed it.
+func (m *Manager) RemoveConfig(ctx context.Context, name string) error {
+	m.trustMu.Lock()
+	defer m.trustMu.Unlock()
+	m.mu.Lock()
+	_, ok := m.servers[name]
+	m.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("remove config %q: %w", name, ErrUnknownServer)
+	}
+	if err := m.trust.SetApproval(ctx, name, ""); err != nil {
+		return fmt.Errorf("remove config %q: %w", name, err)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.approved, name)
 	s, ok := m.servers[name]
 	if !ok {
 		return fmt.Errorf("remove config %q: %w", name, ErrUnknownServer)

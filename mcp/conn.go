@@ -46,7 +46,9 @@ type dialer struct {
 
 // dial connects to a server, initializes the session and lists its tools.
 // ctx bounds the whole handshake.
+// cfg must be trusted; its ${VAR} references are expanded here.
 func (d *dialer) dial(ctx context.Context, cfg ServerConfig) (*conn, []mcp.Tool, error) {
+	cfg = expandConfig(cfg, lookupVar)
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}

@@ -22,6 +22,11 @@ var (
 	ErrUnknownTool = errors.New("unknown MCP tool")
 	// ErrToolFailed: the server answered the call with isError.
 	ErrToolFailed = errors.New("MCP tool reported an error")
+	// ErrUntrusted: a server whose config the user has not approved (or
+	// that changed since); it is never started or contacted.
+	ErrUntrusted = errors.New("MCP server config is not trusted")
+	// ErrStaleHash: Trust with a hash that is not the current config's.
+	ErrStaleHash = errors.New("MCP server config changed since it was shown")
 	// ErrCommandLine: a command string that cannot be split into words.
 	ErrCommandLine = errors.New("invalid command line")
 )

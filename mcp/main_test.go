@@ -104,6 +104,9 @@ func newTestManager(t *testing.T, cfgs []ServerConfig, opts Options) (*Manager, 
 	t.Helper()
 	log := &statusLog{}
 	opts.OnStatus = log.add
+	if opts.Trust == nil {
+		opts.TrustAll = true // configs written by the test; trust_test.go tests trust
+	}
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}

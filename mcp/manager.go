@@ -18,6 +18,7 @@ import (
 // Server states reported by Status.
 const (
 	StateDisabled   = "disabled"   // enabled:false in the config
+	StateUntrusted  = "untrusted"  // waits for the user's trust (Status.Trust says why); never started
 	StateConnecting = "connecting" // a handshake is running
 	StateConnected  = "connected"  // tools registered
 	StateFailed     = "failed"     // the connect failed or the server died
@@ -42,9 +43,19 @@ type Options struct {
 	Workspace string
 	// Builtin is what the builtin presets (OCR) need.
 	Builtin BuiltinContext
+	// Trust keeps the user's approvals of the configs (see TrustTrusted);
+	// nil keeps them in memory for the manager's life. A config that is not
+	// approved is never started or contacted.
+	Trust TrustStore
+	// TrustAll trusts every config: for an embedding program that wrote the
+	// configs itself. The sidecar never sets it for a project's file.
+	TrustAll bool
 	// OnStatus is told every state change of a server (connecting,
 	// connected, failed, died, closed); the sidecar sends an mcp.status
-	// notification. Called without the manager's lock, from any goroutine.
+	// notification. Calls come one at a time, in the order of the changes,
+	// from any goroutine, without the manager's lock, and before Status
+	// reports the change; OnStatus must not call Status (it waits for
+	// OnStatus).
 	OnStatus func(Status)
 	Logger   *slog.Logger
 }
@@ -74,6 +85,15 @@ type Status struct {
 	Tools     int    `json:"tools"`
 	LastError string `json:"lastError,omitempty"`
 	Lazy      bool   `json:"lazy"`
+	// Trust is trusted, untrusted or changed (TrustTrusted...): only a
+	// trusted server is started or contacted.
+	Trust string `json:"trust"`
+	// Hash identifies the config; mcp.trust approves it. "" for builtin
+	// presets.
+	Hash string `json:"hash,omitempty"`
+	// Run is what the server runs or contacts, ${VAR} unexpanded (the trust
+	// card); nil for builtin presets.
+	Run *RunInfo `json:"run,omitempty"`
 }
 
 // Manager owns one project's MCP servers: their configs, connections and
@@ -84,8 +104,18 @@ type Manager struct {
 	dialer *dialer
 	stop   context.CancelFunc // ends dialer.base
 	wg     sync.WaitGroup     // stderr readers, watchers, lost-connection closers
+	trust  TrustStore
+
+	// trustMu serializes approval writes (the TrustStore, then approved).
+	// Lock order: trustMu, emitMu, mu.
+	trustMu sync.Mutex
+
+	// emitMu serializes the hand-over of queued statuses to OnStatus; mu is
+	// never held while taking it.
+	emitMu sync.Mutex
 
 	mu         sync.Mutex
+	pending    []Status                // guarded by mu; changes not yet handed to OnStatus, oldest first
 	order      []string                // guarded by mu; config order
 	servers    map[string]*serverState // guarded by mu
 	regs       []*tools.Registry       // guarded by mu; attached registries
@@ -94,6 +124,7 @@ type Manager struct {
 	names      []string                // guarded by mu; the keys of index in config then server order
 	lazy       bool                    // guarded by mu; lazy mode is on
 	loaded     []string                // guarded by mu; lazily loaded names, least recently used first
+	approved   map[string]string       // guarded by mu; the TrustStore's approvals, server → hash
 	closed     bool                    // guarded by mu
 }
 
@@ -146,6 +177,7 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 		opts:       opts,
 		log:        opts.Logger,
 		stop:       stop,
+		trust:      opts.Trust,
 		servers:    map[string]*serverState{},
 		registered: map[string]bool{},
 		index:      map[string]toolRef{},
@@ -154,43 +186,59 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 		base: base, workspace: opts.Workspace, builtin: opts.Builtin,
 		logger: opts.Logger, wg: &m.wg, onLost: m.onLost, onToolsChanged: m.onToolsChanged,
 	}
+	if m.trust == nil {
+		m.trust = &memTrust{}
+	}
+	m.loadApprovals()
 	for _, c := range cfgs {
 		if _, dup := m.servers[c.Name]; dup || c.Name == "" {
 			continue
 		}
 		m.order = append(m.order, c.Name)
-		m.servers[c.Name] = &serverState{cfg: c.Clone(), state: idleState(c)}
+		m.servers[c.Name] = &serverState{cfg: c.Clone(), state: m.idleLocked(c)}
 	}
 	m.lazy = m.lazyWanted()
 	return m
 }
 
-func idleState(c ServerConfig) string {
-	if !c.Enabled {
+// idleLocked is the state of a server with config c and no connection.
+func (m *Manager) idleLocked(c ServerConfig) string {
+	switch {
+	case !c.Enabled:
 		return StateDisabled
+	case m.trustLocked(c) != TrustTrusted:
+		return StateUntrusted
 	}
 	return StateClosed
 }
 
-// ConnectAll connects every enabled server concurrently and waits for all
-// of them: the names that connected (in config order) and, for the others,
-// why not.
+// ConnectAll connects every enabled, trusted server concurrently and waits
+// for all of them: the names that connected (in config order) and, for the
+// others, why not. An enabled server that is not trusted is not started:
+// OnStatus is told it waits for trust, and its error is ErrUntrusted.
 func (m *Manager) ConnectAll(ctx context.Context) (connected []string, failed map[string]error) {
+	failed = map[string]error{}
 	m.mu.Lock()
 	var names []string
 	for _, n := range m.order {
-		if m.servers[n].cfg.Enabled {
+		s := m.servers[n]
+		switch {
+		case !s.cfg.Enabled:
+		case m.trustLocked(s.cfg) != TrustTrusted:
+			failed[n] = fmt.Errorf("connect %s: %w", n, ErrUntrusted)
+			m.announceLocked(s)
+		default:
 			names = append(names, n)
 		}
 	}
 	m.mu.Unlock()
+	m.flush()
 	errs := make([]error, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Go(func() { errs[i] = m.Connect(ctx, n) })
 	}
 	wg.Wait()
-	failed = map[string]error{}
 	for i, n := range names {
 		if errs[i] != nil {
 			failed[n] = errs[i]
@@ -228,6 +276,10 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 		m.mu.Unlock()
 		return fmt.Errorf("connect %s: %w", name, ErrDisabled)
 	}
+	if t := m.trustLocked(s.cfg); t != TrustTrusted {
+		m.mu.Unlock()
+		return fmt.Errorf("connect %s: %w (%s: approve it with mcp.trust)", name, ErrUntrusted, t)
+	}
 	if !force && s.conn != nil && s.state == StateConnected {
 		m.mu.Unlock()
 		return nil
@@ -236,9 +288,9 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 	gen, old, cfg := s.gen, s.conn, s.cfg.Clone()
 	s.conn, s.tools, s.state, s.lastErr = nil, nil, StateConnecting, ""
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
-	m.emit(st)
+	m.flush()
 	if old != nil {
 		_ = old.close()
 	}
@@ -268,9 +320,9 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 		s.conn, s.tools, s.state = c, list, StateConnected
 	}
 	m.syncLocked()
-	st = m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
-	m.emit(st)
+	m.flush()
 	if err != nil {
 		m.log.Warn("mcp connect failed", "server", name, "err", err)
 		return err
@@ -289,12 +341,12 @@ func (m *Manager) Disconnect(name string) error {
 	}
 	old := m.resetLocked(s)
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	m.mu.Unlock()
+	m.flush()
 	if old != nil {
 		_ = old.close()
 	}
-	m.emit(st)
 	return nil
 }
 
@@ -304,7 +356,7 @@ func (m *Manager) resetLocked(s *serverState) *conn {
 	s.gen++
 	old := s.conn
 	s.conn, s.tools, s.lastErr = nil, nil, ""
-	s.state = idleState(s.cfg)
+	s.state = m.idleLocked(s.cfg)
 	return old
 }
 
@@ -319,13 +371,13 @@ func (m *Manager) onLost(c *conn, err error) {
 	s.gen++
 	s.conn, s.tools, s.state, s.lastErr = nil, nil, StateFailed, err.Error()
 	m.syncLocked()
-	st := m.statusLocked(s)
+	m.announceLocked(s)
 	// Reap the child off the caller's path (the caller may be the client's
 	// own reader). Added under the lock, so never after CloseAll's Wait.
 	m.closeLater(c)
 	m.mu.Unlock()
+	m.flush()
 	m.log.Warn("mcp server lost", "server", c.name, "err", err)
-	m.emit(st)
 }
 
 // onToolsChanged re-lists the tools of a server that sent
@@ -353,32 +405,60 @@ func (m *Manager) onToolsChanged(c *conn) {
 		}
 		s.tools = list.Tools
 		m.syncLocked()
-		st := m.statusLocked(s)
+		m.announceLocked(s)
 		m.mu.Unlock()
-		m.emit(st)
+		m.flush()
 	})
 }
 
-// Status reports every server, in config order.
+// Status reports every server, in config order. It returns after OnStatus
+// was told every change it reports.
 func (m *Manager) Status() []Status {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := make([]Status, 0, len(m.order))
 	for _, n := range m.order {
 		out = append(out, m.statusLocked(m.servers[n]))
 	}
+	m.mu.Unlock()
+	m.flush()
 	return out
 }
 
 func (m *Manager) statusLocked(s *serverState) Status {
-	return Status{
+	st := Status{
 		Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Enabled: s.cfg.Enabled,
 		Tools: len(s.tools), LastError: s.lastErr, Lazy: m.lazy,
+		Trust: m.trustLocked(s.cfg), Run: s.cfg.Run(),
+	}
+	if st.Run != nil {
+		st.Hash = s.cfg.Hash()
+	}
+	return st
+}
+
+// announceLocked queues the status of s for OnStatus, in the order of the
+// changes; the caller calls flush once mu is released.
+func (m *Manager) announceLocked(s *serverState) {
+	if m.opts.OnStatus != nil {
+		m.pending = append(m.pending, m.statusLocked(s))
 	}
 }
 
-func (m *Manager) emit(st Status) {
-	if m.opts.OnStatus != nil {
+// flush hands the queued statuses to OnStatus, oldest first. Every change
+// is queued under mu in the same critical section that makes it, and
+// whoever reads a state (Status) flushes before returning it, so no caller
+// sees a state before its notification was sent.
+func (m *Manager) flush() {
+	if m.opts.OnStatus == nil {
+		return
+	}
+	m.emitMu.Lock()
+	defer m.emitMu.Unlock()
+	m.mu.Lock()
+	sts := m.pending
+	m.pending = nil
+	m.mu.Unlock()
+	for _, st := range sts {
 		m.opts.OnStatus(st)
 	}
 }
@@ -394,7 +474,6 @@ func (m *Manager) CloseAll() error {
 		return nil
 	}
 	var conns []*conn
-	var sts []Status
 	for _, n := range m.order {
 		s := m.servers[n]
 		if c := m.resetLocked(s); c != nil {
@@ -407,7 +486,7 @@ func (m *Manager) CloseAll() error {
 	m.syncLocked()
 	m.closed = true
 	for _, n := range m.order {
-		sts = append(sts, m.statusLocked(m.servers[n]))
+		m.announceLocked(m.servers[n])
 	}
 	m.mu.Unlock()
 
@@ -419,9 +498,7 @@ func (m *Manager) CloseAll() error {
 	wg.Wait()
 	m.stop()
 	m.wg.Wait()
-	for _, st := range sts {
-		m.emit(st)
-	}
+	m.flush()
 	return errors.Join(errs...)
 }
 

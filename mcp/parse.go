@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zqagent/sidecar/tools/proc"
 )
 
 // fileForm is how a config file lists its servers; SaveConfigFile keeps it.
@@ -483,8 +485,10 @@ func checkURL(s string) error {
 	return nil
 }
 
-// expander replaces ${VAR} and ${env:VAR} from the environment, warning
-// about unset variables.
+// expander checks the ${VAR} and ${env:VAR} references of a field. It
+// expands nothing: a config keeps its text, and is expanded (expandConfig)
+// only when a trusted server is connected. It warns about variables that
+// are unset and about the sidecar's secrets, which never expand.
 type expander struct {
 	p      *parser
 	server string
@@ -494,14 +498,15 @@ func (x *expander) expand(s, field string) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return varRef.ReplaceAllStringFunc(s, func(m string) string {
-		name := varRef.FindStringSubmatch(m)[2]
-		v, ok := os.LookupEnv(name)
-		if !ok {
+	for _, m := range varRef.FindAllStringSubmatch(s, -1) {
+		name := m[2]
+		if proc.IsSecret(name) {
+			x.p.warn(x.server, field, "%s is a secret of the sidecar: it is never expanded (an empty string)", name)
+		} else if _, ok := os.LookupEnv(name); !ok {
 			x.p.warn(x.server, field, "environment variable %s is not set; it expands to an empty string", name)
 		}
-		return v
-	})
+	}
+	return s
 }
 
 func stringField(f map[string]json.RawMessage, k string) (string, bool) {

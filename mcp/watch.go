@@ -18,7 +18,8 @@ const watchDebounce = 200 * time.Millisecond
 
 // Apply replaces the manager's configs with cfgs (usually a reloaded file,
 // through WithBuiltinConfigs): servers that are new or whose connection
-// settings changed are (re)connected when enabled, removed ones are
+// settings changed are (re)connected when enabled and trusted (a changed
+// config needs a new approval: it is stopped), removed ones are
 // disconnected. It returns the names added, removed and changed. Servers
 // that did not change keep their connections.
 func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, removed, changed []string) {
@@ -37,14 +38,13 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 		order = append(order, c.Name)
 	}
 	var stale []*conn
-	var sts []Status
 	for _, n := range m.order {
 		if _, ok := next[n]; !ok {
 			removed = append(removed, n)
 			s := m.servers[n]
 			stale = append(stale, m.resetLocked(s))
 			s.state = StateClosed
-			sts = append(sts, m.statusLocked(s))
+			m.announceLocked(s)
 			delete(m.servers, n)
 		}
 	}
@@ -55,32 +55,34 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 		switch {
 		case !ok:
 			added = append(added, n)
-			m.servers[n] = &serverState{cfg: c, state: idleState(c)}
+			s = &serverState{cfg: c, state: m.idleLocked(c)}
+			m.servers[n] = s
+			if s.state == StateUntrusted {
+				m.announceLocked(s) // waits for trust
+			}
 		case !sameConnection(s.cfg, c):
 			changed = append(changed, n)
 			stale = append(stale, m.resetLocked(s))
 			s.cfg = c
-			s.state = idleState(c)
-			sts = append(sts, m.statusLocked(s))
+			s.state = m.idleLocked(c)
+			m.announceLocked(s)
 		default:
 			s.cfg = c // same connection; keeps the new file's text for saving
 			continue
 		}
-		if c.Enabled {
+		if s.state == StateClosed {
 			connect = append(connect, n)
 		}
 	}
 	m.order = order
 	m.syncLocked()
 	m.mu.Unlock()
+	m.flush()
 
 	for _, c := range stale {
 		if c != nil {
 			_ = c.close()
 		}
-	}
-	for _, st := range sts {
-		m.emit(st)
 	}
 	var wg sync.WaitGroup
 	for _, n := range connect {

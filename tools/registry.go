@@ -1,5 +1,6 @@
-// Package tools owns the tool contract: Spec, Metadata, the Handler signature
-// and the Registry the engine reads its tool list from. The builtin tools live
+// Package tools owns the tool contract: Spec, Metadata, the Handler signature,
+// the Registry the engine reads its tool list from, and the context marker of
+// a call the user approved (WithUserApproved). The builtin tools live
 // in sub-packages (tools/fs, tools/shell, tools/search, ...), each with a
 // Register function, a .go file per tool and an embedded .md description.
 //

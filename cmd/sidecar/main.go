@@ -1,15 +1,13 @@
 // Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
 // the one ready line it prints on stdout, and drives agent sessions over the
 // local WebSocket named there (see ui-protocol.md). main only wires and
-// waits: flags, token, lock file, store, listener, server; then it waits for
-// stdin EOF, SIGTERM/SIGINT or the shutdown method and closes everything
-// within a bounded time.
+// waits: flags, secrets (secrets.go), lock file, store, listener, server;
+// then it waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and
+// closes everything within a bounded time.
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -31,19 +29,18 @@ import (
 	"github.com/zqagent/sidecar/terminal"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 // shutdownTimeout bounds the graceful exit.
 const shutdownTimeout = 10 * time.Second
 
 type config struct {
+	showVersion    bool
 	dataDir        string
 	port           int
 	allowOrigins   []string
 	logLevel       slog.Level
 	keyringService string
 	auditLogDir    string
+	secretsStdin   bool
 }
 
 type stringList []string
@@ -53,7 +50,8 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // --help prints the usage on stdout (below); errors say "see --help"
 	var c config
 	var origins stringList
 	var level string
@@ -67,8 +65,17 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
 	fs.StringVar(&c.auditLogDir, "audit-log-dir", os.Getenv("ZQAGENT_AUDIT_LOG_DIR"), "write an audit log of every model request here, one folder per day (keys redacted); off when empty (env ZQAGENT_AUDIT_LOG_DIR)")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&c.secretsStdin, "secrets-stdin", false, `read the token and API keys from the first line of stdin, {"token":"…","keys":{"openai":"sk-…"}}, instead of the environment`)
 	if err := fs.Parse(args); err != nil {
-		return config{}, err
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)()
+			return config{}, err
+		}
+		return config{}, fmt.Errorf("%w (see sidecar --help)", err)
+	}
+	if c.showVersion {
+		return c, nil
 	}
 	if c.dataDir == "" {
 		return config{}, errors.New("no --data-dir and no user config directory")
@@ -84,7 +91,11 @@ func parseFlags(args []string) (config, error) {
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help: the usage went to stdout
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sidecar:", err)
 		os.Exit(1)
 	}
@@ -95,9 +106,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.showVersion {
+		fmt.Println(buildVersion())
+		return nil
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(log)
-	token, err := takeToken()
+	sec, err := takeSecrets(log, cfg.secretsStdin, os.Stdin)
 	if err != nil {
 		return err
 	}
@@ -126,13 +141,14 @@ func run(args []string) error {
 	}
 	terms := terminal.NewManager(terminal.Options{Logger: log})
 	kr := keychain.New(cfg.keyringService)
+	kr.SetStartKeys(sec.keys, sec.env)
 	defer kr.Close()
 	shutdown := make(chan struct{})
 	srv, err := ipc.New(ipc.Options{
 		Store:          st,
-		Token:          token,
+		Token:          sec.token,
 		AllowOrigins:   cfg.allowOrigins,
-		Version:        version,
+		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,
 		KeyringService: cfg.keyringService,
 		Keyring:        kr,
@@ -149,7 +165,7 @@ func run(args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, token); err != nil {
+	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, sec.token); err != nil {
 		return err
 	}
 	// Nothing but the ready line ever goes to stdout.
@@ -184,20 +200,6 @@ func run(args []string) error {
 	return nil
 }
 
-// takeToken returns the token the parent passed in ZQAGENT_TOKEN (removed
-// from the environment so that no child ever sees it) or a new random one.
-func takeToken() (string, error) {
-	if t := os.Getenv("ZQAGENT_TOKEN"); t != "" {
-		os.Unsetenv("ZQAGENT_TOKEN")
-		return t, nil
-	}
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
 // readyLine is the handshake printed once on stdout.
 type readyLine struct {
 	Event    string `json:"event"`
@@ -214,7 +216,7 @@ func printReady(w io.Writer, port int, token string) error {
 		URL:      fmt.Sprintf("ws://127.0.0.1:%d/rpc", port),
 		Token:    token,
 		PID:      os.Getpid(),
-		Version:  version,
+		Version:  buildVersion(),
 		Protocol: ipc.ProtocolVersion,
 	})
 	if err != nil {

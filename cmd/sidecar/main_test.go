@@ -77,11 +77,32 @@ type proc struct {
 	waitErr error
 }
 
-// spawn starts the sidecar on dataDir and reads its ready line.
+// spawn starts the sidecar on dataDir, with env added to this process's
+// environment, and reads its ready line.
 func spawn(t *testing.T, dataDir string, env ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(sidecarBin, "--data-dir", dataDir, "--log-level", "debug", "--allow-origin", "tauri://localhost")
-	cmd.Env = append(os.Environ(), env...)
+	return spawnWith(t, dataDir, spawnOptions{env: append(os.Environ(), env...)})
+}
+
+// spawnOptions are the variations of spawnWith.
+type spawnOptions struct {
+	env       []string // the whole environment
+	args      []string // more flags
+	stdinLine string   // written to stdin first, with a newline, when not ""
+	bin       string   // the binary ("": sidecarBin)
+	wrap      []string // a command that runs the binary (e.g. setpriv …)
+}
+
+// spawnWith starts the sidecar on dataDir and reads its ready line.
+func spawnWith(t *testing.T, dataDir string, o spawnOptions) *proc {
+	t.Helper()
+	bin := sidecarBin
+	if o.bin != "" {
+		bin = o.bin
+	}
+	argv := append(append(append([]string{}, o.wrap...), bin, "--data-dir", dataDir, "--log-level", "debug", "--allow-origin", "tauri://localhost"), o.args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = o.env
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
@@ -89,6 +110,10 @@ func spawn(t *testing.T, dataDir string, env ...string) *proc {
 	p := &proc{cmd: cmd, stdin: stdin, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
+	if o.stdinLine != "" {
+		_, err := io.WriteString(stdin, o.stdinLine+"\n")
+		require.NoError(t, err)
+	}
 	readyc := make(chan error, 1)
 	br := bufio.NewReader(out)
 	go func() {

@@ -4,17 +4,20 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/models"
 )
 
-// Token accounting. OpenAI-family models are counted with their real BPE
-// (tiktoken-go, vocabularies embedded in the binary: nothing is downloaded).
-// Other families get a calibrated estimate: the o200k count scaled by a
-// per-family factor measured against their tokenizers (DeepSeek, Qwen, GLM,
-// Kimi and Llama split code and CJK text into somewhat more pieces).
+// Token accounting. Current OpenAI models are counted with their real BPE
+// (tiktoken-go's o200k_base, embedded in the binary: nothing is
+// downloaded). Only o200k is linked in (each vocabulary costs megabytes of
+// binary; the release budget is 25 MB). Other families, and OpenAI's
+// legacy cl100k models, get a calibrated estimate: the o200k count scaled
+// by a per-family factor measured against their tokenizers (DeepSeek,
+// Qwen, GLM, Kimi and Llama split code and CJK text into somewhat more
+// pieces).
 //
 // Large texts are counted by sampling: exact BPE up to exactBytes, beyond
 // that evenly spaced windows (one per windowEvery bytes, at most samples)
@@ -36,17 +39,18 @@ const (
 // familyFactor calibrates the o200k count for models without an exact
 // tokenizer here.
 var familyFactor = map[string]float64{
-	"deepseek": 1.10,
-	"qwen":     1.08,
-	"kimi":     1.08,
-	"glm":      1.12,
-	"llama":    1.15,
-	"unknown":  1.15,
+	"openai-cl100k": 1.03,
+	"deepseek":      1.10,
+	"qwen":          1.08,
+	"kimi":          1.08,
+	"glm":           1.12,
+	"llama":         1.15,
+	"unknown":       1.15,
 }
 
 // Estimator counts tokens of messages. Safe for concurrent use.
 type Estimator struct {
-	codec  tokenizer.Codec
+	codec  *codec.Codec
 	factor float64
 	exact  bool
 
@@ -54,35 +58,18 @@ type Estimator struct {
 	cache map[string]int // guarded by mu; text → raw BPE count
 }
 
-var (
-	codecOnce sync.Once
-	codecs    map[string]tokenizer.Codec
-)
-
-func codecFor(name string) tokenizer.Codec {
-	codecOnce.Do(func() {
-		codecs = map[string]tokenizer.Codec{}
-		for _, enc := range []tokenizer.Encoding{tokenizer.O200kBase, tokenizer.Cl100kBase} {
-			if c, err := tokenizer.Get(enc); err == nil {
-				codecs[string(enc)] = c
-			}
-		}
-	})
-	if c, ok := codecs[name]; ok {
-		return c
-	}
-	return codecs[string(tokenizer.O200kBase)]
-}
+// o200k is the one BPE codec, built on first use (its vocabulary table
+// takes tens of milliseconds to build).
+var o200k = sync.OnceValue(codec.NewO200kBase)
 
 // NewEstimator returns the estimator for a model.
 func NewEstimator(model string) *Estimator {
 	caps := models.Lookup(model)
 	e := &Estimator{cache: map[string]int{}, factor: 1}
-	if caps.Tokenizer != "" {
-		e.codec = codecFor(caps.Tokenizer)
+	e.codec = o200k()
+	if caps.Tokenizer == "o200k_base" {
 		e.exact = true
 	} else {
-		e.codec = codecFor(string(tokenizer.O200kBase))
 		if f, ok := familyFactor[caps.Family]; ok {
 			e.factor = f
 		} else {

@@ -25,8 +25,9 @@ type Capabilities struct {
 	// Known is false when the model matched no entry (fallback values).
 	Known bool `json:"known"`
 	// Tokenizer names the BPE encoding that counts this model's tokens
-	// exactly ("o200k_base", "cl100k_base"), or "" when only a calibrated
-	// estimate is possible.
+	// exactly ("o200k_base"), or "" when only a calibrated estimate is
+	// possible. The legacy cl100k models (gpt-4, gpt-3.5) are estimated
+	// from o200k: their vocabulary would add 2.5 MB to the binary.
 	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
@@ -48,10 +49,10 @@ var table = []entry{
 	{"gpt-4.1", c("openai", 1_047_576, 32_768, false, true, "o200k_base")},
 	{"gpt-4o", c("openai", 128_000, 16_384, false, true, "o200k_base")},
 	{"chatgpt-4o", c("openai", 128_000, 16_384, false, true, "o200k_base")},
-	{"gpt-4-turbo", c("openai", 128_000, 4_096, false, true, "cl100k_base")},
-	{"gpt-4-32k", c("openai", 32_768, 4_096, false, false, "cl100k_base")},
-	{"gpt-4", c("openai", 8_192, 4_096, false, false, "cl100k_base")},
-	{"gpt-3.5-turbo", c("openai", 16_385, 4_096, false, false, "cl100k_base")},
+	{"gpt-4-turbo", c("openai-cl100k", 128_000, 4_096, false, true, "")},
+	{"gpt-4-32k", c("openai-cl100k", 32_768, 4_096, false, false, "")},
+	{"gpt-4", c("openai-cl100k", 8_192, 4_096, false, false, "")},
+	{"gpt-3.5-turbo", c("openai-cl100k", 16_385, 4_096, false, false, "")},
 	{"gpt-oss", c("openai", 131_072, 131_072, true, false, "o200k_base")},
 	{"o1-mini", c("openai", 128_000, 65_536, true, false, "o200k_base")},
 	{"o1", c("openai", 200_000, 100_000, true, true, "o200k_base")},

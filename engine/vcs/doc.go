@@ -4,9 +4,14 @@
 // A Plan says how a workspace is tracked: off, native (the workspace's own
 // .git, with a private index file and refs under refs/agent/<session>/, so the
 // user's HEAD, branch, staging area and log are never touched) or shadow (a
-// separate repository at <workspace>/.agent/vcs whose work tree is the
-// workspace). Both need a git binary; without one the plan falls back to off
-// and says why in Plan.Status.
+// separate repository of the sidecar's, ShadowGitDir under Config.ShadowRoot
+// in the data dir, whose work tree is the workspace; never inside the
+// workspace, and a <workspace>/.agent/vcs found there is ignored). Native
+// mode uses only the workspace's own .git: a repository in a parent
+// directory is not used, and one whose .git file, commondir or
+// core.worktree points outside the workspace is refused (auto mode falls
+// back to shadow). Both need a git binary; without one the plan falls back
+// to off and says why in Plan.Status.
 //
 // A SessionVCS belongs to one session. BeginTurn snapshots the workspace
 // before a turn (an unnumbered "base" commit when something changed outside
@@ -16,9 +21,12 @@
 // snapshot; every snapshot's parent is the one before it, so a turn's commit
 // diffed against its parent is exactly that turn's change.
 //
-// Every git call is an argv list run without a shell, with a sanitized
+// Every git call is an argv list run without a shell, with gitenv's inert
 // environment (no inherited GIT_* variables, no system or global config, no
-// prompts, no pager), hooks disabled, fsmonitor off and a fixed identity.
+// hooks, filters, fsmonitor, pager or signing program of the repository's)
+// pinned to the repository and the workspace, and a fixed identity. Native
+// snapshots open the repository again each time, so a .git pointed outside
+// mid-session is refused and newly configured filter drivers are blanked.
 //
 // Concurrency: a SessionVCS is safe for concurrent use. All SessionVCS of
 // one session in this process share one state whose mutex serializes the

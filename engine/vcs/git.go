@@ -5,11 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/tools/proc"
 )
 
@@ -23,83 +23,56 @@ const (
 const waitDelay = 2 * time.Second
 
 // runner runs git as an argv list (never through a shell) against one
-// repository. The zero gitDir means "discover from dir" (only findRepo).
+// repository, with gitenv's inert environment.
 type runner struct {
 	bin       string
-	dir       string // working directory: the work tree
-	gitDir    string // GIT_DIR; "" = discover
-	workTree  string // GIT_WORK_TREE
-	indexFile string // GIT_INDEX_FILE
-	excludes  string // core.excludesFile
+	dir       string      // working directory: the work tree
+	repo      gitenv.Repo // pinned GIT_DIR and GIT_WORK_TREE; none for init
+	indexFile string      // GIT_INDEX_FILE
+	excludes  string      // core.excludesFile
 }
 
-// configArgs are the -c overrides that keep the repository's configuration
-// from running code or changing the snapshot: no hooks (not even
-// reference-transaction), no fsmonitor, no auto gc, no signing, no line-ending
-// conversion, no sparse checkout limiting what is added, raw paths.
-func (g *runner) configArgs() []string {
-	args := []string{
-		"--no-pager", "--literal-pathspecs",
-		"-c", "core.hooksPath=" + os.DevNull,
-		"-c", "core.fsmonitor=false",
-		"-c", "core.autocrlf=false",
-		"-c", "core.safecrlf=false",
-		"-c", "core.quotePath=false",
-		"-c", "core.symlinks=true",
-		"-c", "core.sparseCheckout=false",
-		"-c", "index.sparse=false",
-		"-c", "gc.auto=0",
-		"-c", "maintenance.auto=false",
-		"-c", "commit.gpgSign=false",
-		"-c", "advice.addEmbeddedRepo=false",
-		"-c", "color.ui=false",
-	}
-	if g.excludes != "" {
-		args = append(args, "-c", "core.excludesFile="+g.excludes)
-	}
-	return args
+// snapshotConfig are the settings that keep the repository's configuration
+// from changing what a snapshot holds, on top of gitenv's inert ones (no
+// hooks, filters, fsmonitor or signing): no line-ending conversion, no
+// sparse checkout limiting what is added, raw paths, real symlinks.
+var snapshotConfig = []string{
+	"core.autocrlf=false",
+	"core.safecrlf=false",
+	"core.quotePath=false",
+	"core.symlinks=true",
+	"core.sparseCheckout=false",
+	"index.sparse=false",
+	"advice.addEmbeddedRepo=false",
+	"color.ui=false",
 }
 
-// env is the child environment: the sidecar's without secrets and without
-// any inherited GIT_* variable, plus the repository, the private index, no
-// system or global config, no prompts and a fixed identity.
+// env is the child environment: the sidecar's without secrets, made inert
+// and pinned by gitenv, plus the private index, literal pathspecs and a
+// fixed identity.
 func (g *runner) env(extra ...string) []string {
-	base := make([]string, 0, 64)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(strings.ToUpper(name), "GIT_") {
-			continue
-		}
-		base = append(base, kv)
+	config := snapshotConfig
+	if g.excludes != "" {
+		config = append(config[:len(config):len(config)], "core.excludesFile="+g.excludes)
 	}
 	vars := []string{
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=" + os.DevNull,
-		"GIT_TERMINAL_PROMPT=0",
 		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_PAGER=cat",
-		"PAGER=cat",
+		"GIT_LITERAL_PATHSPECS=1",
 		"LC_ALL=C",
 		"GIT_AUTHOR_NAME=" + authorName,
 		"GIT_AUTHOR_EMAIL=" + authorEmail,
 		"GIT_COMMITTER_NAME=" + authorName,
 		"GIT_COMMITTER_EMAIL=" + authorEmail,
 	}
-	if g.gitDir != "" {
-		vars = append(vars, "GIT_DIR="+g.gitDir)
-	}
-	if g.workTree != "" {
-		vars = append(vars, "GIT_WORK_TREE="+g.workTree)
-	}
 	if g.indexFile != "" {
 		vars = append(vars, "GIT_INDEX_FILE="+g.indexFile)
 	}
-	return proc.Env(base, append(vars, extra...)...)
+	return append(append(g.repo.Env(proc.Env(nil), config...), vars...), extra...)
 }
 
 // command builds the git command for args.
 func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, g.bin, append(g.configArgs(), args...)...)
+	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env(env...)
 	cmd.Stdin = stdin

@@ -82,7 +82,7 @@ func existsT(dir, rel string) bool {
 // session resolves a plan for ws in mode and opens session id.
 func session(t testing.TB, ws string, mode Mode, id string) *SessionVCS {
 	t.Helper()
-	p := ResolvePlan(context.Background(), ws, Config{Mode: mode})
+	p := ResolvePlan(context.Background(), ws, Config{ShadowRoot: testShadowRoot, Mode: mode})
 	require.True(t, p.Enabled(), "plan: %+v", p)
 	return NewSession(p, id)
 }

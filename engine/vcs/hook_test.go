@@ -39,7 +39,7 @@ func TestHookRecordsTurns(t *testing.T) {
 func TestHookLogsFailuresAndNeverPanics(t *testing.T) {
 	var logs bytes.Buffer
 	ws := realTemp(t)
-	p := ResolvePlan(context.Background(), ws, Config{Mode: ModeShadow})
+	p := ResolvePlan(context.Background(), ws, Config{ShadowRoot: testShadowRoot, Mode: ModeShadow})
 	p.Git = "/no/such/git" // the binary vanished after the plan was made
 	h := NewHook(NewSession(p, "broken")).(*Hook)
 	h.log = slog.New(slog.NewTextHandler(&logs, nil))

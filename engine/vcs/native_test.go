@@ -149,13 +149,15 @@ func TestRepositoryHooksNeverRun(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "a repository hook ran")
 }
 
-func TestNativeModeInASubfolder(t *testing.T) {
+func TestParentRepositoryIsNotUsed(t *testing.T) {
 	ctx := context.Background()
-	repo := newRepo(t)
+	repo := newRepo(t) // say, a dotfiles repository at $HOME
+	before := gitT(t, repo, "count-objects", "-v")
 	ws := filepath.Join(repo, "pkg")
 	writeT(t, ws, "lib.go", "package pkg\n")
 	s := session(t, ws, ModeAuto, "sub")
-	require.Equal(t, ModeNative, s.Plan().Mode)
+	require.Equal(t, ModeShadow, s.Plan().Mode, s.Plan().Status)
+	require.Contains(t, s.Plan().Status, "no .git")
 	turn(t, s, "completed", func() {
 		writeT(t, ws, "lib.go", "package pkg // changed\n")
 		writeT(t, repo, "outside.txt", "not in the workspace\n")
@@ -163,5 +165,7 @@ func TestNativeModeInASubfolder(t *testing.T) {
 	turns, err := s.ListTurns(ctx)
 	require.NoError(t, err)
 	require.Len(t, turns, 1)
-	require.Equal(t, []string{"M lib.go"}, paths(turns[0].Files), "paths are relative to the workspace, and only its files count")
+	require.Equal(t, []string{"M lib.go"}, paths(turns[0].Files), "only the workspace's files count")
+	require.Empty(t, gitT(t, repo, "for-each-ref", "refs/agent/"), "nothing was written into the parent repository")
+	require.Equal(t, before, gitT(t, repo, "count-objects", "-v"))
 }

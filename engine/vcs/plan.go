@@ -2,10 +2,14 @@ package vcs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/zqagent/sidecar/gitenv"
 )
 
 // Mode is how a workspace's changes are tracked.
@@ -21,7 +25,8 @@ const (
 	// ModeNative uses the workspace's own repository with a private index
 	// and refs.
 	ModeNative Mode = "native"
-	// ModeShadow uses a separate repository at <workspace>/.agent/vcs.
+	// ModeShadow uses a separate repository of the sidecar's, under
+	// Config.ShadowRoot, whose work tree is the workspace.
 	ModeShadow Mode = "shadow"
 )
 
@@ -51,10 +56,19 @@ type Config struct {
 	Mode Mode `json:"mode"`
 	// Git is the git binary; "" looks "git" up in PATH.
 	Git string `json:"git,omitempty"`
+	// ShadowRoot is the folder of the shadow repositories, one per
+	// workspace (ShadowGitDir), in the sidecar's data dir and never inside
+	// a workspace. Without it shadow mode is off.
+	ShadowRoot string `json:"shadowRoot,omitempty"`
 }
 
-// ShadowDir is the shadow repository's directory, relative to the workspace.
-const ShadowDir = ".agent/vcs"
+// ShadowGitDir is the shadow repository of workspace (an absolute path with
+// symlinks resolved) under root: root/<first 32 hex digits of the
+// SHA-256 of the path>.
+func ShadowGitDir(root, workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(root, hex.EncodeToString(sum[:16]))
+}
 
 // Plan is a resolved Config: the mode in effect and where its repository is.
 type Plan struct {
@@ -64,8 +78,8 @@ type Plan struct {
 	Mode Mode `json:"mode"`
 	// Workspace is the workspace's absolute path, symlinks resolved.
 	Workspace string `json:"workspace"`
-	// GitDir is the repository (native: the workspace's, shadow:
-	// <workspace>/.agent/vcs); empty when off.
+	// GitDir is the repository (native: the workspace's own .git, shadow:
+	// ShadowGitDir under Config.ShadowRoot); empty when off.
 	GitDir string `json:"gitDir,omitempty"`
 	// Git is the git binary; empty when off.
 	Git string `json:"git,omitempty"`
@@ -91,7 +105,10 @@ func (p Plan) IndexPath(sessionID string) string {
 // ResolvePlan decides how workspace is tracked under cfg. It never fails:
 // when the requested mode cannot work (no git binary, native outside a git
 // work tree, an invalid mode, a missing workspace) the plan is off and Status
-// says why. It runs git to find the repository but writes nothing.
+// says why. Native mode uses the workspace's own .git only (never a parent
+// directory's repository) and refuses one that points outside the
+// workspace (gitenv.Open); auto mode then falls back to shadow. It runs git
+// to read the repository's config but writes nothing.
 func ResolvePlan(ctx context.Context, workspace string, cfg Config) Plan {
 	p := Plan{Requested: cfg.Mode, Mode: ModeOff}
 	if p.Requested == "" {
@@ -126,36 +143,25 @@ func ResolvePlan(ctx context.Context, workspace string, cfg Config) Plan {
 		return off("off: %s mode needs git, and no git binary was found (%v)", mode, err)
 	}
 	p.Git = bin
-	if mode == ModeAuto || mode == ModeNative {
-		gitDir, rerr := findRepo(ctx, bin, ws)
-		switch {
-		case rerr == nil:
-			p.Mode, p.GitDir = ModeNative, gitDir
-			p.Status = fmt.Sprintf("native: snapshots go to %s under refs/agent/ with a private index", gitDir)
-			return p
-		case mode == ModeNative:
-			return off("off: native mode needs a git work tree at %s (%v)", ws, rerr)
+	shadow := func(why string) Plan {
+		if cfg.ShadowRoot == "" {
+			return off("off: shadow mode needs the sidecar's data directory, and none is configured%s", why)
 		}
-		p.Mode, p.GitDir = ModeShadow, filepath.Join(ws, filepath.FromSlash(ShadowDir))
-		p.Status = fmt.Sprintf("shadow: snapshots go to the shadow repository %s (no native repository: %v)", p.GitDir, rerr)
+		p.Mode, p.GitDir = ModeShadow, ShadowGitDir(cfg.ShadowRoot, ws)
+		p.Status = fmt.Sprintf("shadow: snapshots go to the shadow repository %s%s", p.GitDir, why)
 		return p
 	}
-	p.Mode, p.GitDir = ModeShadow, filepath.Join(ws, filepath.FromSlash(ShadowDir))
-	p.Status = fmt.Sprintf("shadow: snapshots go to the shadow repository %s", p.GitDir)
-	return p
-}
-
-// findRepo returns the absolute git directory of the work tree that holds
-// ws, or an error when ws is not inside a work tree.
-func findRepo(ctx context.Context, bin, ws string) (string, error) {
-	g := &runner{bin: bin, dir: ws}
-	out, err := g.output(ctx, nil, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir")
-	if err != nil {
-		return "", err
+	if mode == ModeAuto || mode == ModeNative {
+		repo, rerr := gitenv.Open(ctx, bin, ws)
+		switch {
+		case rerr == nil:
+			p.Mode, p.GitDir = ModeNative, repo.GitDir
+			p.Status = fmt.Sprintf("native: snapshots go to %s under refs/agent/ with a private index", repo.GitDir)
+			return p
+		case mode == ModeNative:
+			return off("off: native mode needs the workspace's own git repository at %s (%v)", ws, rerr)
+		}
+		return shadow(fmt.Sprintf(" (no native repository: %v)", rerr))
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 || strings.TrimSpace(lines[0]) != "true" {
-		return "", fmt.Errorf("%s is not inside a git work tree", ws)
-	}
-	return filepath.Clean(strings.TrimSpace(lines[1])), nil
+	return shadow("")
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zqagent/sidecar/gitenv"
 )
 
 // excludeRules are never snapshotted, on top of the workspace's .gitignore
@@ -74,11 +76,31 @@ func (s *SessionVCS) git() *runner {
 	return &runner{
 		bin:       s.plan.Git,
 		dir:       s.plan.Workspace,
-		gitDir:    s.plan.GitDir,
-		workTree:  s.plan.Workspace,
+		repo:      gitenv.Repo{Project: s.plan.Workspace, GitDir: s.plan.GitDir, WorkTree: s.plan.Workspace},
 		indexFile: s.plan.IndexPath(s.id),
 		excludes:  filepath.Join(s.plan.privateDir(), "exclude"),
 	}
+}
+
+// snapshotGit is git() for commands that read the work tree (git add): in
+// native mode the repository is opened again, so that a .git or
+// core.worktree changed to point outside since the plan is refused, and the
+// filter drivers its config names now are blanked. The shadow repository's
+// config is the sidecar's own and names none.
+func (s *SessionVCS) snapshotGit(ctx context.Context) (*runner, error) {
+	g := s.git()
+	if s.plan.Mode != ModeNative {
+		return g, nil
+	}
+	repo, err := gitenv.Open(ctx, s.plan.Git, s.plan.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if repo.GitDir != s.plan.GitDir {
+		return nil, fmt.Errorf("%w: the repository moved from %s to %s", ErrGit, s.plan.GitDir, repo.GitDir)
+	}
+	g.repo = repo
+	return g, nil
 }
 
 // BeginTurn snapshots the workspace before a turn, so that the turn's own
@@ -228,28 +250,24 @@ func (s *SessionVCS) ensureLocked(ctx context.Context) error {
 	return nil
 }
 
-// initShadow creates the shadow repository when it does not exist yet. It
-// is bare (no hooks, no templates) and marked non-bare so that GIT_WORK_TREE
-// applies; a ".gitignore" of "*" inside keeps it out of a surrounding
-// repository's status.
+// initShadow creates the shadow repository when it does not exist yet, in
+// the sidecar's data dir. It is bare (no hooks, no templates) and marked
+// non-bare so that GIT_WORK_TREE applies.
 func initShadow(ctx context.Context, p Plan) error {
 	initMu.Lock()
 	defer initMu.Unlock()
 	if _, err := os.Stat(filepath.Join(p.GitDir, "HEAD")); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(p.GitDir, 0o755); err != nil {
+	if err := os.MkdirAll(p.GitDir, 0o700); err != nil {
 		return fmt.Errorf("shadow repository: %w", err)
 	}
 	g := &runner{bin: p.Git, dir: p.GitDir}
 	if _, err := g.output(ctx, nil, "init", "--quiet", "--bare", "--template=", p.GitDir); err != nil {
 		return fmt.Errorf("shadow repository: %w", err)
 	}
-	g.gitDir = p.GitDir
+	g.repo = gitenv.Repo{GitDir: p.GitDir}
 	if _, err := g.output(ctx, nil, "config", "core.bare", "false"); err != nil {
-		return fmt.Errorf("shadow repository: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(p.GitDir, ".gitignore"), []byte("*\n")); err != nil {
 		return fmt.Errorf("shadow repository: %w", err)
 	}
 	return nil
@@ -324,7 +342,10 @@ func (s *SessionVCS) loadLocked(ctx context.Context) error {
 // -A semantics: untracked files included, ignored and excluded ones not)
 // and returns its tree.
 func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
-	g := s.git()
+	g, err := s.snapshotGit(ctx)
+	if err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
 	if _, err := g.output(ctx, nil, "add", "--all", "--ignore-errors", "--", "."); err != nil {
 		// Unreadable files (say, root-owned build output) are left out of
 		// the snapshot rather than stopping tracking altogether.

@@ -19,9 +19,9 @@ func TestShadowModeOnAPlainFolder(t *testing.T) {
 	ws := realTemp(t)
 	writeT(t, ws, "main.go", "package main\n")
 
-	p := ResolvePlan(ctx, ws, Config{Mode: ModeAuto})
+	p := ResolvePlan(ctx, ws, Config{ShadowRoot: testShadowRoot, Mode: ModeAuto})
 	require.Equal(t, ModeShadow, p.Mode, p.Status)
-	require.Equal(t, filepath.Join(ws, ".agent", "vcs"), p.GitDir)
+	require.Equal(t, ShadowGitDir(testShadowRoot, ws), p.GitDir)
 	require.Contains(t, p.Status, "shadow")
 
 	s := NewSession(p, "s1")
@@ -38,7 +38,8 @@ func TestShadowModeOnAPlainFolder(t *testing.T) {
 	require.Equal(t, []string{"A lib/util.go", "M main.go"}, paths(turns[0].Files))
 
 	require.NoDirExists(t, filepath.Join(ws, ".git"), "shadow mode must not make the workspace a repository")
-	require.FileExists(t, filepath.Join(ws, ".agent", "vcs", "HEAD"))
+	require.FileExists(t, filepath.Join(p.GitDir, "HEAD"))
+	require.NoDirExists(t, filepath.Join(ws, ".agent"), "the shadow repository lives in the data dir")
 	// The shadow repository's own files are never snapshotted.
 	for _, f := range turns[0].Files {
 		require.False(t, strings.HasPrefix(f.Path, ".agent"), f.Path)
@@ -251,7 +252,7 @@ func TestNoGitBinaryFallsBackToOff(t *testing.T) {
 	ctx := context.Background()
 	ws := newRepo(t)
 	for _, mode := range []Mode{ModeAuto, ModeNative, ModeShadow} {
-		p := ResolvePlan(ctx, ws, Config{Mode: mode, Git: filepath.Join(t.TempDir(), "no-such-git")})
+		p := ResolvePlan(ctx, ws, Config{ShadowRoot: testShadowRoot, Mode: mode, Git: filepath.Join(t.TempDir(), "no-such-git")})
 		require.Equal(t, ModeOff, p.Mode)
 		require.Equal(t, mode, p.Requested)
 		require.Contains(t, p.Status, "no git binary")
@@ -259,7 +260,7 @@ func TestNoGitBinaryFallsBackToOff(t *testing.T) {
 	}
 
 	t.Setenv("PATH", "")
-	p := ResolvePlan(ctx, ws, Config{Mode: ModeAuto})
+	p := ResolvePlan(ctx, ws, Config{ShadowRoot: testShadowRoot, Mode: ModeAuto})
 	require.Equal(t, ModeOff, p.Mode)
 	require.Contains(t, p.Status, "no git binary")
 
@@ -292,7 +293,8 @@ func TestResolvePlan(t *testing.T) {
 		{"default is off", repo, "", ModeOff},
 		{"off", repo, ModeOff, ModeOff},
 		{"auto in a repo", repo, ModeAuto, ModeNative},
-		{"auto in a repo's subfolder", filepath.Join(repo, "sub"), ModeAuto, ModeNative},
+		{"auto in a repo's subfolder", filepath.Join(repo, "sub"), ModeAuto, ModeShadow},
+		{"native in a repo's subfolder", filepath.Join(repo, "sub"), ModeNative, ModeOff},
 		{"auto elsewhere", plain, ModeAuto, ModeShadow},
 		{"native elsewhere", plain, ModeNative, ModeOff},
 		{"shadow in a repo", repo, ModeShadow, ModeShadow},
@@ -300,7 +302,7 @@ func TestResolvePlan(t *testing.T) {
 		{"missing workspace", filepath.Join(plain, "nope"), ModeAuto, ModeOff},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := ResolvePlan(ctx, tc.ws, Config{Mode: tc.mode})
+			p := ResolvePlan(ctx, tc.ws, Config{ShadowRoot: testShadowRoot, Mode: tc.mode})
 			require.Equal(t, tc.want, p.Mode, p.Status)
 			require.NotEmpty(t, p.Status)
 			if tc.want == ModeNative {

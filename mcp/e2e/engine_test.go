@@ -45,7 +45,7 @@ func everything(t *testing.T) mcp.ServerConfig {
 
 func TestEngineCallsMCPToolWithApproval(t *testing.T) {
 	eager := false
-	m := mcp.NewManager([]mcp.ServerConfig{everything(t)}, mcp.Options{Lazy: mcp.LazyOptions{Enabled: &eager}})
+	m := mcp.NewManager([]mcp.ServerConfig{everything(t)}, mcp.Options{Lazy: mcp.LazyOptions{Enabled: &eager}, TrustAll: true})
 	defer func() {
 		if err := m.CloseAll(); err != nil {
 			t.Error(err)

@@ -4,8 +4,13 @@ import "errors"
 
 // Sentinels of the git tools.
 var (
-	// ErrNotRepo: the workspace is not inside a git work tree.
+	// ErrNotRepo: the workspace has no git repository of its own (a
+	// repository in a parent directory does not count).
 	ErrNotRepo = errors.New("the workspace is not a git repository")
+	// ErrForeignRepo: the workspace's .git file or link, commondir or
+	// core.worktree points outside the workspace; the tools refuse it. The
+	// error wraps the *gitenv.OutsideError that says which.
+	ErrForeignRepo = errors.New("the workspace's git repository is outside the workspace")
 	// ErrUnsafeArg: a model-supplied ref or path looks like an option
 	// (starts with '-') or holds control characters.
 	ErrUnsafeArg = errors.New("argument refused")

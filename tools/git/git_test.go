@@ -267,6 +267,15 @@ func TestGitRefusesInjection(t *testing.T) {
 func TestGitRunsNoRepoPrograms(t *testing.T) {
 	r := newRepo(t)
 	r.commit("one", map[string]string{"a.txt": "a\n", "b.bin": "b\n"})
+	// A signed commit on top (a fake signature makes git call gpg.program).
+	signed := filepath.Join(t.TempDir(), "signed")
+	obj := "tree " + strings.TrimSpace(r.git("rev-parse", "HEAD^{tree}")) + "\nparent " + strings.TrimSpace(r.git("rev-parse", "HEAD")) +
+		"\nauthor T <t@example.com> 1700000000 +0000\ncommitter T <t@example.com> 1700000000 +0000\n" +
+		"gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n"
+	if err := os.WriteFile(signed, []byte(obj), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.git("update-ref", "HEAD", strings.TrimSpace(r.git("hash-object", "-t", "commit", "-w", signed)))
 	marker := filepath.Join(t.TempDir(), "ran")
 	touch := "sh -c 'echo $0 >> " + marker + "; cat'"
 	r.git("config", "filter.evil.clean", touch+" clean")
@@ -280,8 +289,20 @@ func TestGitRunsNoRepoPrograms(t *testing.T) {
 	r.git("config", "log.showSignature", "true")
 	r.git("config", "gpg.program", touch+" gpg")
 	r.write(".gitattributes", "*.txt filter=evil diff=evil\n*.bin filter=evil2\n")
+	// Attributes the work tree does not show, and hooks.
+	r.git("config", "filter.evil3.clean", touch+" info-clean")
+	r.write(".git/info/attributes", "*.md filter=evil3\n")
+	r.commit("md", map[string]string{"c.md": "c\n"})
+	r.write("c.md", "c changed\n")
+	for _, hook := range []string{"reference-transaction", "post-index-change"} {
+		r.write(".git/hooks/"+hook, "#!/bin/sh\necho hook >> "+marker+"\n")
+		if err := os.Chmod(filepath.Join(r.dir, ".git", "hooks", hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r.write("a.txt", "a changed\n")
 	r.write("b.bin", "b changed\n")
+	_ = os.Remove(marker) // the setup's own git ran them
 	// Make the stat info stale so that git must re-read (and filter) files.
 	r.must("git_status", nil)
 	if d := r.must("git_diff", nil).(string); !strings.Contains(d, "+a changed") {

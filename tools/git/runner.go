@@ -4,14 +4,18 @@
 // They run the git binary in the workspace with an argv list (never a
 // shell). Nothing the model supplies can become an option: refs and paths
 // starting with '-' are refused, refs follow --end-of-options and paths
-// follow "--" under --literal-pathspecs. Settings that make git run other
-// programs are switched off for every call: pagers, external diff and
-// textconv drivers, fsmonitor hooks, signature checks, and the clean/smudge
-// filters the repository configures; the system config is skipped and GIT_*
-// variables of the sidecar's environment are dropped.
+// follow "--" under literal pathspecs. Every call runs with gitenv's inert
+// environment: no program the repository configures runs (filters,
+// fsmonitor, hooks, pager, external diff, textconv, signing programs,
+// aliases, credential helpers), and the sidecar's GIT_* variables, system
+// and global config are left out. The repository is the workspace's own
+// .git, pinned with GIT_DIR and GIT_WORK_TREE: a workspace inside someone
+// else's repository is not a repository (ErrNotRepo), and one whose .git,
+// commondir or core.worktree points outside it is refused (ErrForeignRepo).
 //
 // Concurrency: the tools keep no state; calls may run concurrently. Each call
-// runs one or two git processes that end with the call (ctx cancels them).
+// runs two git processes (gitenv.Open's, then its own) that end with the
+// call (ctx cancels them).
 package git
 
 import (
@@ -19,11 +23,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/proc"
@@ -47,39 +51,18 @@ func newRunner(ws *confine.Workspace) *runner {
 	return &runner{ws: ws, bin: bin}
 }
 
-// hardening are the global options of every call.
-var hardening = []string{
-	"--no-pager",
-	"--literal-pathspecs",
-	"-c", "core.fsmonitor=false",
-	"-c", "core.pager=cat",
-	"-c", "core.untrackedCache=false",
-	"-c", "log.showSignature=false",
-	"-c", "color.ui=false",
-	"-c", "gc.auto=0",
-	"-c", "maintenance.auto=false",
+// toolConfig are the settings of the git tools on top of gitenv's inert
+// ones: plain output, and no index or cache writes from a read.
+var toolConfig = []string{
+	"core.untrackedCache=false",
+	"color.ui=false",
 }
 
-// env is the sidecar's environment without secrets and without GIT_*
-// variables (GIT_DIR, GIT_EXTERNAL_DIFF, GIT_CONFIG_PARAMETERS, ...), plus
-// settings that keep git quiet and non-interactive.
-func env() []string {
-	var base []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(strings.ToUpper(kv), "GIT_") {
-			base = append(base, kv)
-		}
-	}
-	return proc.Env(base,
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_PAGER=cat",
-		"PAGER=cat",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_ASKPASS=",
-		"SSH_ASKPASS=",
-		"LC_ALL=C",
-	)
+// toolVars keep git quiet, non-interactive and literal about paths.
+var toolVars = []string{
+	"GIT_OPTIONAL_LOCKS=0",
+	"GIT_LITERAL_PATHSPECS=1",
+	"LC_ALL=C",
 }
 
 // capWriter keeps up to max bytes and then fails, which ends git with
@@ -107,25 +90,32 @@ type output struct {
 	capped bool // stdout was cut at the cap
 }
 
-// git runs `git <hardening> <extra> args...` in the workspace root.
+// git runs `git args...` in the workspace's own repository with gitenv's
+// inert, pinned environment. A workspace without its own .git is not a
+// repository (a parent's does not count); one whose .git, commondir or
+// core.worktree points outside is refused.
 func (r *runner) git(ctx context.Context, args ...string) (output, error) {
 	if r.bin == "" {
 		return output{}, fmt.Errorf("git is not installed: %w", tools.ErrUnavailable)
 	}
-	filters, err := r.filterOverrides(ctx)
-	if err != nil {
-		return output{}, err
+	repo, err := gitenv.Open(ctx, r.bin, r.ws.Root())
+	switch {
+	case errors.Is(err, gitenv.ErrNoRepo):
+		return output{}, fmt.Errorf("%w (%s has no .git of its own)", ErrNotRepo, r.ws.Root())
+	case errors.Is(err, gitenv.ErrOutside):
+		return output{}, fmt.Errorf("%w: %w", ErrForeignRepo, err)
+	case err != nil:
+		return output{}, fmt.Errorf("%w: %w", ErrGit, err)
 	}
-	argv := append(append(append([]string{}, hardening...), filters...), args...)
-	return r.exec(ctx, maxOutputBytes, argv)
+	return r.exec(ctx, repo, maxOutputBytes, args)
 }
 
-func (r *runner) exec(ctx context.Context, maxOut int, argv []string) (output, error) {
+func (r *runner) exec(ctx context.Context, repo gitenv.Repo, maxOut int, argv []string) (output, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.bin, argv...)
 	cmd.Dir = r.ws.Root()
-	cmd.Env = env()
+	cmd.Env = append(repo.Env(proc.Env(nil), toolConfig...), toolVars...)
 	proc.SetGroup(cmd)
 	cmd.Cancel = proc.GroupCancel(cmd, time.Second)
 	stdout := &capWriter{max: maxOut}
@@ -160,27 +150,6 @@ func firstCommand(argv []string) string {
 		}
 	}
 	return ""
-}
-
-// filterOverrides blanks every clean, smudge and process filter the
-// repository's config defines: `git diff` and `git status` would otherwise
-// run them on work tree files.
-func (r *runner) filterOverrides(ctx context.Context) ([]string, error) {
-	out, err := r.exec(ctx, maxOutputBytes, append(append([]string{}, hardening...),
-		"config", "-z", "--name-only", "--get-regexp", `^filter\..*\.(clean|smudge|process)$`))
-	if err != nil {
-		if errors.Is(err, ErrGit) {
-			return nil, nil // exit status 1: no such keys
-		}
-		return nil, err
-	}
-	var args []string
-	for _, key := range strings.Split(string(out.stdout), "\x00") {
-		if key = strings.TrimSpace(key); key != "" {
-			args = append(args, "-c", key+"=")
-		}
-	}
-	return args, nil
 }
 
 // checkRef refuses a ref that could be read as an option or that holds

@@ -201,8 +201,13 @@ func TestBwrapPidNamespace(t *testing.T) {
 	if n, _ := strconv.Atoi(f[1]); n > 4 {
 		t.Fatalf("the sandbox sees %d processes, not a fresh pid namespace", n)
 	}
-	if _, err := os.Stat("/proc/" + strconv.Itoa(os.Getpid())); err != nil {
+	// The sidecar (here: this test) is not there to read (environ, fds).
+	self := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
+	if _, err := os.Stat(self); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := runIn(t, st, t.TempDir(), "sh", "-c", "test ! -e "+self); err != nil {
+		t.Fatalf("%s is visible in the sandbox: %v %s", self, err, out)
 	}
 }
 

@@ -1,9 +1,14 @@
 // Package shell owns the shell tools: run_shell (foreground commands and
 // background tasks), shell_task_output and shell_task_kill.
 //
-// Every command runs through the configured shell in its own process group
-// (tools/proc), with the sanitized environment of proc.Env and a working
-// directory confined to the workspace. A timeout, an interrupted turn
+// Every command runs through one fixed shell, Interpreter() (/bin/bash,
+// else /bin/sh; never $SHELL; PowerShell or cmd on Windows), whose grammar
+// Variant() names for the permission engine's parser. It runs in its own
+// process group (tools/proc), with the sanitized environment of proc.Env and
+// a working directory confined to the workspace. A command the user did not
+// approve (tools.UserApproved is false: allowlisted, granted, or allowed by
+// the mode) also gets gitenv's inert git environment; an approved one runs
+// with the user's own git configuration. A timeout, an interrupted turn
 // (ctx), shell_task_kill and Manager.Close end the whole group, grandchildren
 // included; when a command's shell exits, whatever it left running in its
 // group is ended too. Each command also runs in a process jail
@@ -23,11 +28,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/proc"
@@ -48,9 +55,6 @@ const (
 type Options struct {
 	// Workspace confines the working directory. Required.
 	Workspace *confine.Workspace
-	// Shell runs the commands. Default: $SHELL when it names an executable,
-	// else /bin/sh; on Windows pwsh, powershell or cmd, the first found.
-	Shell string
 	// Env holds extra NAME=VALUE variables on top of the sanitized
 	// environment (proc.Env), for example the host's PATH additions.
 	Env []string
@@ -74,9 +78,6 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Shell == "" {
-		o.Shell = defaultShell()
-	}
 	if o.DefaultTimeout <= 0 {
 		o.DefaultTimeout = DefaultTimeout
 	}
@@ -103,8 +104,10 @@ func (o Options) withDefaults() Options {
 
 // Manager runs the commands of one session and owns its background tasks.
 type Manager struct {
-	opts Options
-	wg   sync.WaitGroup // the goroutines of every task
+	opts  Options
+	shell string         // Interpreter()
+	git   string         // the git binary for gitenv's scan; "" when not installed
+	wg    sync.WaitGroup // the goroutines of every task
 
 	mu     sync.Mutex
 	closed bool             // guarded by mu
@@ -116,7 +119,8 @@ type Manager struct {
 
 // NewManager returns a Manager for opts.
 func NewManager(opts Options) *Manager {
-	return &Manager{opts: opts.withDefaults(), tasks: map[string]*task{}, fg: map[*task]bool{}}
+	git, _ := exec.LookPath("git")
+	return &Manager{opts: opts.withDefaults(), shell: Interpreter(), git: git, tasks: map[string]*task{}, fg: map[*task]bool{}}
 }
 
 // RegisterShellTool registers run_shell, shell_task_output and
@@ -185,8 +189,11 @@ func (m *Manager) Tasks() []TaskInfo {
 	return out
 }
 
-// spawn starts command in cwd (a workspace path, "" for the root).
-func (m *Manager) spawn(command, cwd string, timeout time.Duration, background bool) (*task, error) {
+// spawn starts command in cwd (a workspace path, "" for the root). An
+// inert command (one the user did not approve) gets gitenv's environment,
+// so that any git it runs runs none of the repository's programs and stays
+// in the workspace's own repository.
+func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.Duration, background, inert bool) (*task, error) {
 	dir, err := m.opts.Workspace.Resolve(cwd, false)
 	if err != nil {
 		return nil, fmt.Errorf("cwd: %w", err)
@@ -201,7 +208,11 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s", ErrNotDir, cwd)
 	}
-	argv := shellArgv(m.opts.Shell, command)
+	env := proc.Env(nil, m.opts.Env...)
+	if inert {
+		env = m.inertEnv(ctx, env)
+	}
+	argv := shellArgv(m.shell, command)
 	if m.opts.Wrap != nil {
 		if argv, err = m.opts.Wrap(argv); err != nil {
 			return nil, err
@@ -230,7 +241,7 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 	if m.jail == nil {
 		m.jail = proc.NewJail()
 	}
-	if err := t.start(&m.wg, m.jail.Sub(), argv, proc.Env(nil, m.opts.Env...), timeout); err != nil {
+	if err := t.start(&m.wg, m.jail.Sub(), argv, env, timeout); err != nil {
 		return nil, err
 	}
 	if background {
@@ -239,6 +250,18 @@ func (m *Manager) spawn(command, cwd string, timeout time.Duration, background b
 		m.fg[t] = true
 	}
 	return t, nil
+}
+
+// inertEnv is env made inert for git (gitenv.Commands): the workspace's own
+// repository pinned, or none found above the workspace, or (a repository
+// pointing outside) none at all.
+func (m *Manager) inertEnv(ctx context.Context, env []string) []string {
+	root := m.opts.Workspace.Root()
+	repo := gitenv.Repo{Project: root}
+	if m.git != "" {
+		repo, _ = gitenv.Commands(ctx, m.git, root) // the Repo says what to pin either way
+	}
+	return repo.Env(env)
 }
 
 func (m *Manager) forget(t *task) {

@@ -83,14 +83,15 @@ func (m *Manager) runShell(ctx context.Context, call tools.Call) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	inert := !tools.UserApproved(ctx)
 	if a.Background {
-		t, err := m.spawn(a.Command, a.Cwd, m.timeoutFor(a.TimeoutMS, 0), true)
+		t, err := m.spawn(ctx, a.Command, a.Cwd, m.timeoutFor(a.TimeoutMS, 0), true, inert)
 		if err != nil {
 			return nil, fmt.Errorf("run_shell: %w", err)
 		}
 		return StartResult{TaskID: t.id, Message: "started; read output with shell_task_output, stop with shell_task_kill"}, nil
 	}
-	t, err := m.spawn(a.Command, a.Cwd, m.timeoutFor(a.TimeoutMS, m.opts.DefaultTimeout), false)
+	t, err := m.spawn(ctx, a.Command, a.Cwd, m.timeoutFor(a.TimeoutMS, m.opts.DefaultTimeout), false, inert)
 	if err != nil {
 		return nil, fmt.Errorf("run_shell: %w", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 )
@@ -32,9 +34,6 @@ func newFixture(t *testing.T, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	opts.Workspace = ws
-	if opts.Shell == "" {
-		opts.Shell = "/bin/sh"
-	}
 	if opts.KillGrace == 0 {
 		opts.KillGrace = time.Second
 	}
@@ -487,23 +486,22 @@ func TestWrap(t *testing.T) {
 		return append([]string{"/usr/bin/env", "WRAPPED=1"}, argv...), nil
 	}})
 	r := f.run(t, map[string]any{"command": "echo $WRAPPED"})
-	if r.Output != "1\n" || len(seen) != 3 || seen[0] != "/bin/sh" || seen[1] != "-c" {
+	if r.Output != "1\n" || len(seen) != 3 || seen[0] != Interpreter() || seen[1] != "-c" {
 		t.Fatalf("wrap: output %q argv %v", r.Output, seen)
 	}
 }
 
-func TestDefaultShell(t *testing.T) {
-	t.Setenv("SHELL", "/nonexistent/shell")
-	if got := defaultShell(); got != "/bin/sh" {
-		t.Errorf("missing $SHELL: %q, want /bin/sh", got)
+func TestInterpreter(t *testing.T) {
+	want := "/bin/sh"
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		want = "/bin/bash"
 	}
-	t.Setenv("SHELL", "relative/sh")
-	if got := defaultShell(); got != "/bin/sh" {
-		t.Errorf("relative $SHELL: %q, want /bin/sh", got)
+	t.Setenv("SHELL", "/bin/zsh")
+	if got := Interpreter(); got != want {
+		t.Errorf("Interpreter() = %q, want %q", got, want)
 	}
-	t.Setenv("SHELL", "/bin/sh")
-	if got := defaultShell(); got != "/bin/sh" {
-		t.Errorf("$SHELL=/bin/sh: %q", got)
+	if (Variant() == syntax.LangBash) != (want == "/bin/bash") {
+		t.Errorf("Variant() = %v for %s", Variant(), want)
 	}
 	if got := shellArgv("/bin/bash", "echo hi"); len(got) != 3 || got[1] != "-c" || got[2] != "echo hi" {
 		t.Errorf("shellArgv = %q", got)

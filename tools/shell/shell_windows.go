@@ -7,8 +7,26 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
 )
+
+// interpreter picks the shell once per process.
+var interpreter = sync.OnceValue(defaultShell)
+
+// Interpreter is the one program that runs every run_shell command and
+// background task on Windows: the first of pwsh.exe and powershell.exe found
+// on PATH, run with -NoLogo -NoProfile -NonInteractive -Command, else cmd.exe
+// (%ComSpec%) with /d /s /c. Never %SHELL% or a Unix shell from MSYS or Git
+// for Windows. No mvdan.cc/sh grammar matches PowerShell or cmd: the
+// permission engine refuses Windows-special characters instead of parsing.
+func Interpreter() string { return interpreter() }
+
+// Variant is the grammar the permission engine parses with on Windows; it
+// only approximates PowerShell and cmd (see Interpreter).
+func Variant() syntax.LangVariant { return syntax.LangPOSIX }
 
 // defaultShell is the first of pwsh, powershell and cmd found on PATH
 // (cmd through %ComSpec% when set).

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+)
+
+// envHelp lists every environment variable the sidecar reads, for --help.
+// Keep it in step with the code (TestHelpListsEnv greps the sources).
+var envHelp = [][2]string{
+	{"ZQAGENT_TOKEN", "the WebSocket token (removed from the environment at start; default: a random 256-bit one); prefer --secrets-stdin"},
+	{"ZQAGENT_SCRIPT", "a script file for the scripted provider (UI development and tests without a model)"},
+	{"ZQAGENT_MODEL", "the model of the default profile (else OPENAI_MODEL)"},
+	{"ZQAGENT_AUDIT_LOG_DIR", "same as --audit-log-dir"},
+	{"ZQAGENT_MCP_LAZY", "1 or 0: force MCP lazy tool loading on or off (default: on when the tools are large)"},
+	{"OPENAI_API_KEY", "the default profile's API key (<PROFILE>_API_KEY for other profiles; removed at start); the keychain wins; prefer --secrets-stdin"},
+	{"OPENAI_BASE_URL", "an OpenAI-compatible endpoint (default https://api.openai.com/v1)"},
+	{"OPENAI_MODEL", "the default model"},
+	{"OPENAI_FORCE_API_MODE", "responses or chat: skip the Responses-API probe"},
+	{"OPENAI_REASONING_EFFORT", "low, medium or high, for reasoning models"},
+	{"OPENAI_MAX_RETRIES", "retries of a 429/5xx model response"},
+	{"OPENAI_TIMEOUT_MS", "timeout of one model request"},
+	{"OPENAI_STREAM_IDLE_MS", "a stream silent this long is aborted"},
+	{"NETWORK_RETRY_MAX", "retries of a network error"},
+	{"NETWORK_RETRY_BASE_MS", "the first network retry's back-off"},
+	{"SOCKS5_PROXY", "socks5://host:port for outgoing requests"},
+	{"CONTEXT_WINDOW", "the model's context window in tokens"},
+	{"COMPACTION_MODEL", "the model that writes compaction summaries"},
+	{"COMPACTION_REASONING_EFFORT", "its reasoning effort"},
+	{"COMPACTION_THRESHOLD_PCT", "share of the window that triggers compaction (0-1)"},
+	{"COMPACTION_SOFT_THRESHOLD_PCT", "share that triggers background compaction (0-1)"},
+	{"COMPACTION_CAP_TOKENS", "upper bound of the compacted context"},
+	{"COMPACTION_ELIDE", "0: do not elide old tool output"},
+	{"COMPACTION_DEDUP", "0: do not deduplicate repeated file reads"},
+	{"MAX_ITERATIONS", "model rounds per turn"},
+	{"EXPLORE_MAX_ITERATIONS", "model rounds of the explore subagent"},
+	{"TOOL_RESULT_MAX_CHARS", "a tool result longer than this is cut"},
+	{"TOOL_RESULT_SAVE_THRESHOLD", "a tool result longer than this is spilled to a file"},
+	{"TOOL_RESULT_DIR", "where spilled tool results go (default: the session's folder)"},
+	{"MCP_CALL_TIMEOUT_MS", "timeout of one MCP tool call"},
+	{"SHELL", "the login shell of PTY terminals (never used for run_shell)"},
+	{"DBUS_SESSION_BUS_ADDRESS", "Linux: the session bus of the Secret Service keychain (never autolaunched)"},
+	{"XDG_CONFIG_HOME", "where git's global config (the user's identity for auto-allowed commits) is read"},
+	{"XDG_RUNTIME_DIR", "Linux: $XDG_RUNTIME_DIR/bus is the session bus when DBUS_SESSION_BUS_ADDRESS is unset"},
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) func() {
+	return func() {
+		fmt.Fprintf(w, "Usage: sidecar [flags]\n\n"+
+			"The zqagent sidecar: a desktop shell spawns it, reads the one ready line it\n"+
+			"prints on stdout, connects to the WebSocket named there and keeps stdin open\n"+
+			"(EOF means exit). See ui-protocol.md.\n\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fmt.Fprintf(w, "\nEnvironment:\n")
+		for _, e := range envHelp {
+			fmt.Fprintf(w, "  %-30s %s\n", e[0], e[1])
+		}
+	}
+}

@@ -1,0 +1,34 @@
+// Package gitenv owns the environment of every git the sidecar runs without
+// a user's approval: snapshots and restore (engine/vcs), the git tools
+// (tools/git) and auto-allowed run_shell commands (tools/shell).
+//
+// Such a git is inert: repository-controlled execution is off. The
+// environment drops every inherited GIT_* variable, skips the system and
+// global config (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null,
+// GIT_ATTR_NOSYSTEM) and adds command-scope settings through
+// GIT_CONFIG_COUNT/KEY/VALUE, which win over the repository's own config and
+// every file it includes: no hooks, no fsmonitor, no pager or editor, no
+// signing or verifying program, no credential helper, no askpass, a plain
+// ssh, no ext:: or local (file) transport, whose remote.<name>.uploadpack
+// would run. Settings keyed by a name the repository chooses
+// (filter.<driver>.clean/smudge/process, diff.<driver>.textconv/command,
+// merge.<driver>.driver, alias.<name>, ...) cannot
+// be blanked by one key: Open reads the repository's config (includes
+// followed, exactly as the run will) and blanks each one it defines. A
+// blanked program makes git fail ("cannot run"), never run something.
+//
+// Such a git also stays inside its project. Open uses the project's own
+// .git only, never a parent repository found by discovery: GIT_DIR and
+// GIT_WORK_TREE are pinned and GIT_CEILING_DIRECTORIES stops discovery at
+// the project. A .git file, a .git link, a commondir or a core.worktree that
+// points outside the project is refused with an *OutsideError.
+//
+// For commands (Commands), the user's user.name and user.email are carried
+// over from their global config as data, so that an auto-allowed commit is
+// still theirs. A user-approved command is not this package's business: it
+// runs with the user's own git configuration.
+//
+// The package is a leaf (standard library only). Its only state is the
+// user's identity, read once per process; Open runs one git process that
+// ends with the call. Everything is safe for concurrent use.
+package gitenv

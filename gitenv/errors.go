@@ -1,0 +1,30 @@
+package gitenv
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels of the package.
+var (
+	// ErrNoRepo: the project has no git repository of its own (a parent
+	// directory's repository does not count).
+	ErrNoRepo = errors.New("the project is not a git repository")
+	// ErrOutside: the project's .git, its commondir or core.worktree points
+	// outside the project; git is not run on it.
+	ErrOutside = errors.New("the project's git repository points outside the project")
+)
+
+// OutsideError says which part of the repository leaves the project.
+type OutsideError struct {
+	Project string // the project folder
+	What    string // ".git file", ".git link", "commondir" or "core.worktree"
+	Target  string // where it points
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%v: %s of %s points to %s; git is not run on a repository outside the project",
+		ErrOutside, e.What, e.Project, e.Target)
+}
+
+func (e *OutsideError) Unwrap() error { return ErrOutside }

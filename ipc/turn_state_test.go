@@ -1,0 +1,70 @@
+package ipc
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/ipc/client"
+)
+
+// TestInterruptBeforeEngineLoads: turn.interrupt right after turn.start,
+// while the session's engine is still loading, stops the turn: it ends
+// interrupted, once, and the model is never asked.
+func TestInterruptBeforeEngineLoads(t *testing.T) {
+	ts := startServer(t, withProvider(scripted.New(scripted.Response{Text: "should not appear"})))
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	h, err := ts.srv.host(tctx(t), sid)
+	require.NoError(t, err)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+
+	h.loadMu.Lock() // the engine cannot load until the interrupt was answered
+	_, err = c.StartTurn(tctx(t), sid, "go")
+	require.NoError(t, err)
+	var res struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": sid}, &res))
+	h.loadMu.Unlock()
+	require.True(t, res.Interrupted)
+
+	evs := collectTurn(t, c, sid)
+	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"interrupted"`)
+	require.Equal(t, 0, countType(evs, "llm_request"), "the model is not asked")
+	require.Empty(t, textOf(evs))
+	require.NoError(t, h.waitIdle(tctx(t)))
+}
+
+// TestRetryOnlyAfterRetriableError: after a retriable error and a
+// successful retry, a second turn.retry is a conflict, and so is a retry
+// while a turn runs.
+func TestRetryOnlyAfterRetriableError(t *testing.T) {
+	ts := startServer(t, withProvider(scripted.New(
+		scripted.Response{Err: "overloaded", ErrKind: "server"},
+		scripted.Response{Text: "retried"},
+	)))
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	_, err := c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	_, err = c.StartTurn(tctx(t), sid, "go")
+	require.NoError(t, err)
+	evs := collectTurn(t, c, sid)
+	require.Equal(t, 1, countType(evs, "error"))
+
+	var res TurnResult
+	require.NoError(t, c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res))
+	require.NotEmpty(t, res.TurnID)
+	evs = collectTurn(t, c, sid)
+	require.Equal(t, "retried", textOf(evs))
+	require.NoError(t, ts.srv.loadedHost(sid).waitIdle(tctx(t)))
+
+	err = c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res)
+	require.Equal(t, client.CodeConflict, client.Code(err), "nothing left to retry")
+	var we *client.Error
+	require.ErrorAs(t, err, &we)
+	require.Contains(t, we.Message, "retriable")
+}

@@ -1,0 +1,80 @@
+package git
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zqagent/sidecar/gitenv"
+	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
+)
+
+// TestGitStaysInWorkspace: a workspace whose repository is someone else's
+// (a parent repository, a .git file pointing elsewhere, core.worktree
+// pointing out) gets a clear error from every git tool and nothing of the
+// other repository.
+func TestGitStaysInWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	// other is a repository with a secret commit and a dirty secret file.
+	other := newRepo(t)
+	other.commit("secret subject", map[string]string{"secret.txt": "secret\n"})
+	other.write("secret.txt", "secret changed\n")
+
+	cases := []struct {
+		name string
+		make func(t *testing.T) string // the workspace
+		want error
+	}{
+		{"parent repository", func(t *testing.T) string {
+			ws := filepath.Join(other.dir, "proj")
+			if err := os.MkdirAll(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return ws
+		}, ErrNotRepo},
+		{"foreign gitfile", func(t *testing.T) string {
+			ws := t.TempDir()
+			if err := os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+filepath.Join(other.dir, ".git")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return ws
+		}, ErrForeignRepo},
+		{"core.worktree outside", func(t *testing.T) string {
+			r := newRepo(t)
+			r.commit("mine", map[string]string{"mine.txt": "m\n"})
+			r.git("config", "core.worktree", other.dir)
+			return r.dir
+		}, ErrForeignRepo},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws, err := confine.New(c.make(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := tools.NewRegistry()
+			RegisterGitTools(reg, ws)
+			for _, name := range []string{"git_log", "git_status", "git_diff"} {
+				spec, _ := reg.Lookup(name)
+				res, err := spec.Handler(context.Background(), tools.Call{Name: name, Args: json.RawMessage(`{}`)})
+				if !errors.Is(err, c.want) {
+					t.Fatalf("%s: err = %v (result %v), want %v", name, err, res, c.want)
+				}
+				if errors.Is(c.want, ErrForeignRepo) && !errors.Is(err, gitenv.ErrOutside) {
+					t.Errorf("%s: err = %v does not say what points outside", name, err)
+				}
+				if strings.Contains(err.Error(), "secret subject") {
+					t.Errorf("%s leaked the other repository: %v", name, err)
+				}
+			}
+		})
+	}
+}

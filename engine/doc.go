@@ -4,6 +4,11 @@
 // through Run's iterator with back-pressure: the engine makes no progress while
 // the consumer does not pull, and breaking out of the loop stops the turn.
 //
+// A tool call's arguments are decoded once, strictly (tools.NormalizeArgs),
+// before the permission decision; the decision, the tool_proposed and
+// permission_required events and the handler all use that one value. The
+// interactive events flag model text that is unsafe to render (cardtext.go).
+//
 // The package is embeddable as a plain library: it imports neither ipc nor
 // store. Hosts persist through Hooks and answer approvals and questions
 // through the per-engine Approver and Interactor.

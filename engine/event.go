@@ -143,6 +143,11 @@ type PermissionRequiredData struct {
 	// Command is the executable name a run_shell "always_command" grant
 	// would cover ("" when the command is not simple enough to grant).
 	Command string `json:"command,omitempty"`
+	// Warnings and Display: text fields holding control characters, ANSI
+	// escapes, bidi or invisible characters, and their escaped display forms
+	// by field path (see TextWarning). Empty when the text is clean.
+	Warnings []TextWarning     `json:"warnings,omitempty"`
+	Display  map[string]string `json:"display,omitempty"`
 }
 
 // ToolStartedData: a call begins.
@@ -258,6 +263,11 @@ type AskUserQuestionData struct {
 	Options   []string `json:"options"`
 	AllowText bool     `json:"allowText"`
 	Multi     bool     `json:"multi"`
+	// Warnings and Display: text fields holding control characters, ANSI
+	// escapes, bidi or invisible characters, and their escaped display forms
+	// by field path (see TextWarning). Empty when the text is clean.
+	Warnings []TextWarning     `json:"warnings,omitempty"`
+	Display  map[string]string `json:"display,omitempty"`
 }
 
 // PlanProposedData: propose_plan waits for approval.
@@ -266,6 +276,11 @@ type PlanProposedData struct {
 	ReqID     string `json:"reqId"`
 	RequestID string `json:"requestId"`
 	Plan      string `json:"plan"`
+	// Warnings and Display: text fields holding control characters, ANSI
+	// escapes, bidi or invisible characters, and their escaped display forms
+	// by field path (see TextWarning). Empty when the text is clean.
+	Warnings []TextWarning     `json:"warnings,omitempty"`
+	Display  map[string]string `json:"display,omitempty"`
 }
 
 // DirectoryRequestedData: request_directory waits for a grant.
@@ -282,6 +297,11 @@ type DirectoryRequestedData struct {
 	RequestedPath  string `json:"requestedPath,omitempty"`
 	Link           string `json:"link,omitempty"`
 	LinkTarget     string `json:"linkTarget,omitempty"`
+	// Warnings and Display: text fields holding control characters, ANSI
+	// escapes, bidi or invisible characters, and their escaped display forms
+	// by field path (see TextWarning). Empty when the text is clean.
+	Warnings []TextWarning     `json:"warnings,omitempty"`
+	Display  map[string]string `json:"display,omitempty"`
 }
 
 // LLMRetryData: a transient network error is being retried.

@@ -48,7 +48,12 @@ func (x interactor) AskUser(ctx context.Context, callID string, q interact.Quest
 		if opts == nil {
 			opts = []string{}
 		}
-		return Event{EventAskUserQuestion, AskUserQuestionData{task: task{taskID}, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi}}
+		var c cardCheck
+		c.text("question", q.Question)
+		for i, o := range opts {
+			c.text(fmt.Sprintf("options[%d]", i), o)
+		}
+		return Event{EventAskUserQuestion, AskUserQuestionData{task: task{taskID}, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return "", err
@@ -60,7 +65,9 @@ func (x interactor) AskUser(ctx context.Context, callID string, q interact.Quest
 // ProposePlan implements interact.Handlers.
 func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.Plan) (interact.PlanAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
-		return Event{EventPlanProposed, PlanProposedData{task: task{taskID}, ReqID: callID, RequestID: rid, Plan: p.Plan}}
+		var c cardCheck
+		c.text("plan", p.Plan)
+		return Event{EventPlanProposed, PlanProposedData{task: task{taskID}, ReqID: callID, RequestID: rid, Plan: p.Plan, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return interact.PlanAnswer{}, err
@@ -72,8 +79,15 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.P
 // RequestDirectory implements interact.Handlers.
 func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
+		var c cardCheck
+		c.text("reason", d.Reason)
+		c.text("path", d.Path)
+		c.text("requestedPath", d.RequestedPath)
+		c.text("link", d.Link)
+		c.text("linkTarget", d.LinkTarget)
 		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable,
-			OutsideProject: d.OutsideProject, RequestedPath: d.RequestedPath, Link: d.Link, LinkTarget: d.LinkTarget}}
+			OutsideProject: d.OutsideProject, RequestedPath: d.RequestedPath, Link: d.Link, LinkTarget: d.LinkTarget,
+			Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return interact.DirAnswer{}, err

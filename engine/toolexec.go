@@ -26,7 +26,9 @@ type callState struct {
 	call     llm.ToolCall
 	spec     tools.Spec
 	known    bool
-	args     map[string]any
+	args     map[string]any  // decoded once, strictly (tools.NormalizeArgs): the decision and the events use it
+	canon    json.RawMessage // args' canonical encoding: what the handler gets
+	argErr   error           // why the arguments were refused; such a call gets no decision and never runs
 	decision permission.Decision
 	// userApproved: the user answered this call's permission request with
 	// an allowing outcome (tools.WithUserApproved).
@@ -54,16 +56,22 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	for i, c := range calls {
 		st := &callState{call: c}
 		st.spec, st.known = e.registry.Lookup(c.Name)
-		st.args = tools.ArgsMap(json.RawMessage(c.Arguments))
 		if st.known {
-			st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+			a, err := st.spec.NormalizeArgs(json.RawMessage(c.Arguments))
+			st.args, st.canon, st.argErr = a.Map, a.Canonical, err
+			if err == nil {
+				st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+			}
+		}
+		if st.args == nil {
+			st.args = map[string]any{"_raw": c.Arguments} // for the event only; the call never runs
 		}
 		states[i] = st
 		t.emit(Event{EventToolProposed, ToolProposedData{task: task{t.taskID}, ReqID: c.ID, Name: c.Name, Arguments: st.args}})
 	}
 	var parallel, serial []*callState
 	for _, st := range states {
-		if st.known && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
+		if st.known && st.argErr == nil && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
 			parallel = append(parallel, st)
 		} else {
 			serial = append(serial, st)
@@ -96,6 +104,10 @@ func (t *turn) runParallel(states []*callState) {
 func (t *turn) runSerial(st *callState) {
 	if !st.known {
 		t.finishError(st, tools.Errorf("unknown_tool", "unknown tool %q; use one of the listed tools", st.call.Name))
+		return
+	}
+	if st.argErr != nil {
+		t.finishError(st, st.argErr)
 		return
 	}
 	d := st.decision
@@ -136,7 +148,12 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	}
 	meta := st.spec.Meta
 	req := permission.Request{ToolName: st.call.Name, Arguments: st.args, Metadata: &meta, Reason: st.decision.Reason, ToolCallID: st.call.ID, RequestID: requestID, Command: cmd}
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd}}) {
+	var c cardCheck
+	c.text("name", st.call.Name)
+	c.value("arguments", st.args)
+	c.text("reason", st.decision.Reason)
+	c.text("command", cmd)
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, context.Canceled
 	}
 	e.mu.Lock()
@@ -168,7 +185,7 @@ func (t *turn) startCall(st *callState, results chan<- callResult) {
 	if st.userApproved {
 		ctx = tools.WithUserApproved(ctx)
 	}
-	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: json.RawMessage(st.call.Arguments)}
+	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: st.canon}
 	handler := st.spec.Handler
 	go func() {
 		var r callResult

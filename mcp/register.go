@@ -198,19 +198,27 @@ func (m *Manager) handler(server, tool, name string) tools.Handler {
 	}
 }
 
+// normalizeFor applies to a call of the named tool the same strict decode
+// the engine applies to every call (a no-op for arguments the engine already
+// normalized; mcp_call_tool's nested arguments get it here), against the
+// tool's schema: the canonical object it returns is what the server gets.
+func (m *Manager) normalizeFor(name string, args json.RawMessage) (json.RawMessage, error) {
+	m.mu.Lock()
+	schema := m.index[name].schema
+	m.mu.Unlock()
+	a, err := tools.NormalizeArgs(args, schema, tools.SchemaUnknown)
+	if err != nil {
+		return nil, err
+	}
+	return a.Canonical, nil
+}
+
 // callTool calls a server's tool with the call timeout, and converts the
 // result for the model.
 func (m *Manager) callTool(ctx context.Context, server, tool, name string, args json.RawMessage) (any, error) {
-	var obj map[string]json.RawMessage
-	if err := tools.DecodeArgs(args, &obj); err != nil {
-		return nil, err
-	}
-	if obj == nil {
-		obj = map[string]json.RawMessage{}
-	}
-	body, err := json.Marshal(obj)
+	body, err := m.normalizeFor(name, args)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", tools.ErrInvalidArgs, err)
+		return nil, err
 	}
 	m.mu.Lock()
 	s, ok := m.servers[server]

@@ -9,7 +9,9 @@ import (
 // DecodeArgs parses a model's arguments into v. An empty string or "null" is
 // an empty object. Models sometimes wrap the object in a JSON string
 // ("{\"path\":\"a\"}"); that is unwrapped once. Unknown fields are ignored;
-// type mismatches name the field.
+// type mismatches name the field. Handlers use it on Call.Args, which the
+// engine has already normalized (NormalizeArgs), so its case-insensitive
+// field matching sees no duplicate or case-variant keys.
 func DecodeArgs(raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -37,8 +39,10 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	return nil
 }
 
-// ArgsMap parses arguments into a generic map (for approval cards and events).
-// Unparseable arguments come back as {"_raw": "..."}.
+// ArgsMap parses arguments leniently into a generic map (duplicate keys:
+// the last wins). Unparseable arguments come back as {"_raw": "..."}. Never
+// decide on its result: the engine's decisions, cards and handlers use
+// NormalizeArgs.
 func ArgsMap(raw json.RawMessage) map[string]any {
 	m := map[string]any{}
 	if err := DecodeArgs(raw, &m); err != nil {

@@ -4,6 +4,11 @@
 // in sub-packages (tools/fs, tools/shell, tools/search, ...), each with a
 // Register function, a .go file per tool and an embedded .md description.
 //
+// Arguments: the engine decodes a call's arguments once, strictly, with
+// NormalizeArgs (duplicate, case-variant and unknown keys and wrong types
+// refused); the permission decision, the events and the handler all use that
+// one value, and Call.Args is its canonical encoding.
+//
 // Concurrency: a Registry is safe for concurrent use. Schemas() is read fresh
 // on every model call, so tools registered, removed, enabled or disabled while
 // a session runs show up (or vanish) on the next call without rebuilding the

@@ -121,6 +121,7 @@ func TestRecord(t *testing.T) {
 	// Not simple, or a wrapper: nothing is granted.
 	e.Record(Request{ToolName: "run_shell", Arguments: sh("ls | sh")}, OutcomeAlwaysCommand)
 	e.Record(Request{ToolName: "run_shell", Arguments: sh("sudo rm")}, OutcomeAlwaysCommand)
+	e.Record(Request{ToolName: "run_shell", Arguments: sh("git push origin main")}, OutcomeAlwaysCommand)
 	if got := e.SessionCommands(); strings.Join(got, ",") != "go,make" {
 		t.Fatalf("SessionCommands = %q", got)
 	}
@@ -159,6 +160,10 @@ func TestCommandExecutable(t *testing.T) {
 		{"env make", "", false},
 		{"bash -c make", "", false},
 		{"$(which make)", "", false},
+		{"git status --short", "git", true},
+		{"git push origin main", "", false}, // a grant for git would not cover it
+		{"npm install x", "", false},
+		{"npm test", "npm", true},
 		{"", "", false},
 	} {
 		exe, ok := CommandExecutable(c.cmd)

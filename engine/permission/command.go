@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/zqagent/sidecar/tools/shell"
 )
 
 // maxCommandLen bounds what the matcher parses; longer commands always ask.
@@ -47,7 +49,9 @@ func parseSimple(cmd string) ([]string, error) {
 			return nil, errNotSimple
 		}
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
+	// The grammar of the shell that runs the command (bash, else sh): what
+	// is parsed here is what runs.
+	p := syntax.NewParser(syntax.Variant(shell.Variant()), syntax.KeepComments(true))
 	f, err := p.Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return nil, errNotSimple
@@ -143,14 +147,16 @@ func tildeLiteralAfter(prev rune) bool {
 // (always_command) would cover: the first word of cmd when cmd is a single
 // literal simple command. ok is false for anything else, and for executables
 // that are never auto-allowed (wrappers that run other commands, shells,
-// privilege tools: sudo, env, xargs, bash, ...), so the UI does not offer a
-// grant that could never apply.
+// privilege tools: sudo, env, xargs, bash, ...) and for commands a grant of
+// their executable would not cover (git push: a grant for git covers its
+// read-only subcommands, see covers), so the UI does not offer a grant that
+// could never apply to the command it shows.
 func CommandExecutable(cmd string) (exe string, ok bool) {
 	words, err := parseSimple(strings.Trim(cmd, " \t"))
 	if err != nil {
 		return "", false
 	}
-	if neverAuto(words[0]) {
+	if neverAuto(words[0]) || !covers(words[:1], words) {
 		return "", false
 	}
 	return words[0], true

@@ -5,7 +5,13 @@
 // command grants, session tool grants, and finally "ask the user". It also
 // owns the command-line matcher that decides whether a run_shell command is a
 // single literal simple command safe to auto-allow (parsed with a real shell
-// parser, mvdan.cc/sh), and the approver types and fallbacks.
+// parser, mvdan.cc/sh, in its bash grammar: run_shell runs bash, else
+// /bin/sh), the per-program argument rules that match how each program
+// parses its options (options.go: known-safe option lists, refused options
+// in every abbreviation; git.go, interp.go, runners.go), what an allowlist
+// entry or a grant covers (coverage.go: naming only git, npm, go, ... covers
+// their read-only subcommands), the writes that always ask (.agent/mcp.json,
+// .git), and the approver types and fallbacks.
 //
 // Concurrency: an Engine is safe for concurrent use. One mutex guards the
 // mutable state (mode, shell policy, allowlist and session grants); Evaluate

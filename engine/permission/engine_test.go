@@ -188,7 +188,7 @@ func TestEvaluateTable(t *testing.T) {
 		{name: "tool grant: new mcp.json still asks", tools: []string{"write_file"}, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAsk},
 		{name: "auto: new mcp.json through a linked folder asks", mode: ModeAuto, tool: "write_file", args: at("agent-link/mcp.json"), meta: writeMeta, want: wantAsk},
 		{name: "auto: other mcp.json allowed", mode: ModeAuto, tool: "write_file", args: at("src/mcp.json"), meta: writeMeta, want: wantAllow},
-		{name: "auto: existing mcp.json edit allowed", mcpWS: true, mode: ModeAuto, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAllow},
+		{name: "auto: existing mcp.json edit asks", mcpWS: true, mode: ModeAuto, tool: "write_file", args: at(".agent/mcp.json"), meta: writeMeta, want: wantAsk},
 
 		// Steps 5–6: allowlist, word boundaries, quoting.
 		{name: "allowlist ls", allow: stdAllow, tool: "run_shell", args: sh("ls"), meta: shellMeta, want: wantAllow},
@@ -341,6 +341,10 @@ func TestEvaluateTable(t *testing.T) {
 		{name: "policy workspace heuristic: glued option", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("cc -o/etc/x a.c"), meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: operators", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("rm -rf build && rm -rf /"), meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: cwd relative", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: map[string]any{"command": "rm ../../outside/secret.txt", "cwd": "src"}, meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: .git", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("touch .git/hooks/pre-commit"), meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: cwd .git", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: map[string]any{"command": "touch hooks/pre-commit", "cwd": ".git"}, meta: shellMeta, want: wantAsk},
+		{name: "policy workspace heuristic: mcp.json", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("cp x .agent/mcp.json"), meta: shellMeta, want: wantAsk},
+		{name: "allowlist in a .git cwd asks", allow: stdAllow, tool: "run_shell", args: map[string]any{"command": "ls", "cwd": ".git"}, meta: shellMeta, want: wantAsk},
 		{name: "policy workspace heuristic: wrapper", policy: PolicyWorkspace, sb: notEnforced, tool: "run_shell", args: sh("xargs rm"), meta: shellMeta, want: wantAsk},
 	}
 	if len(rows) < 40 {

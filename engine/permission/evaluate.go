@@ -11,8 +11,9 @@ func deny(reason string) Decision  { return Decision{Reason: reason} }
 //
 //  1. read-only mode (discuss, plan) → side effects are denied
 //  2. a path argument outside the workspace and grants → denied
-//     (creating a new <workspace>/.agent/mcp.json always needs the user,
-//     even in AUTO mode — issue 8)
+//     (a write that creates or changes <workspace>/.agent/mcp.json or
+//     anything inside a .git directory always needs the user, in every mode
+//     and whatever the grants — issues 8, 13, 14)
 //  3. read-only risk (and interactive tools, which ask the user by nature) → allowed
 //  4. AUTO mode → allowed
 //  5. shellPolicy with the OS sandbox → the shell may be allowed
@@ -34,8 +35,8 @@ func (e *Engine) Evaluate(toolName string, args map[string]any, meta tools.Metad
 		if reason, ok := e.checkPaths(args, meta); !ok {
 			return deny(reason)
 		}
-		if e.createsMCPConfig(toolName, args, meta) {
-			return Decision{NeedsUser: true, Reason: "creates a new MCP server config (.agent/mcp.json): always needs your approval"}
+		if r := e.protectedWrite(toolName, args, meta); r != "" {
+			return Decision{NeedsUser: true, Reason: r}
 		}
 	}
 	// 3.
@@ -105,14 +106,17 @@ func (e *Engine) shellDecision(policy ShellPolicy, cmd string, args map[string]a
 	if !ok {
 		return Decision{}, false
 	}
+	if cwd, ok := args["cwd"].(string); ok && e.protectedPath(cwd) != "" {
+		return Decision{}, false // a command run inside .git is never auto-allowed
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, entry := range e.allowed {
-		if prefixMatch(parseAllowEntry(entry), words) {
+		if ew := parseAllowEntry(entry); prefixMatch(ew, words) && covers(ew, words) {
 			return allow("command allowlist: " + entry), true
 		}
 	}
-	if e.commands[words[0]] {
+	if e.commands[words[0]] && covers(words[:1], words) {
 		return allow("command " + words[0] + " allowed for this session"), true
 	}
 	return Decision{}, false

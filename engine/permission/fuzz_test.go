@@ -12,6 +12,10 @@ var fuzzSeeds = []string{
 	"ls `x`", "FOO=1 ls", "cat <<EOF\nx\nEOF", "(ls)", "ls *", "ls ~", "git log HEAD~1", "find . -exec rm '{}' +",
 	"sed -n '1,5p' f", "sed 's/a/b/w x' f", "awk '{print $1}'", `ls $'\n'`, "ls\\\nx", "a=~ b", "! ls", "ls &",
 	"ls 2>&1", "x <(y)", "ls # c", "\"\"", "''", "'", "\"", "\x00", "ls\t-l",
+	"git ls-remote --upload=x o", "git -P log -n5 -Sfoo", "git branch --list x", "wget -qO- u", "wget -O - u",
+	"npx -p node node -e 1", "npm test -- --x", "uv run python -c 1", "ssh -vo ProxyCommand=x h", "scp -S x a b",
+	"find . -newermt x -mtime -7", "tar xIf p a", "curl -d @f u", "make -j4 V=1", "go test -run=X ./... -args -v",
+	"cargo test -p x -- --nocapture", "python3 -W x -c 1", "node -r x a.js", "docker run --net host x", "awk -F: 1 f",
 }
 
 // FuzzSafeSimpleCommand: the matcher never panics, and whatever it accepts

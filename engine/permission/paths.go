@@ -2,7 +2,6 @@ package permission
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -80,62 +79,120 @@ func grantHint(write bool) string {
 	return ""
 }
 
-// mcpWriteTools are the tools that can create a file; the patch tools carry
-// their target paths inside the patch text.
-var mcpWriteTools = map[string]bool{
+// writeTools are the tools that can create or change a file; the patch
+// tools carry their target paths inside the patch text.
+var writeTools = map[string]bool{
 	"write_file": true, "apply_patch": true, "apply_unified_diff": true, "replace_in_file": true,
 }
 
-// createsMCPConfig reports whether a write would create the workspace's MCP
-// config file, which always needs the user (issue 8): an agent must not be
-// able to add servers (programs to run) on its own, even in AUTO mode.
-func (e *Engine) createsMCPConfig(toolName string, args map[string]any, meta tools.Metadata) bool {
-	if e.ws == nil || (!mcpWriteTools[toolName] && meta.Class != tools.ClassWrite) {
-		return false
+// patchHeaders are the line prefixes after which a patch names a file
+// (apply_patch's envelope, unified and git diffs).
+var patchHeaders = []string{"*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:",
+	"--- ", "+++ ", "diff --git ", "rename from ", "rename to ", "copy from ", "copy to "}
+
+// protectedWrite returns why a write must always ask the user, in every
+// mode and whatever the session grants (issues 8, 13, 14): it creates or
+// changes the workspace's MCP config (<workspace>/.agent/mcp.json, which
+// names programs to start) or anything inside a .git directory or the
+// shadow repository <workspace>/.agent/vcs (config, hooks: programs git
+// runs). The paths are compared after resolving links,
+// and without regard to case (case-insensitive file systems).
+func (e *Engine) protectedWrite(toolName string, args map[string]any, meta tools.Metadata) string {
+	if !writeTools[toolName] && meta.Class != tools.ClassWrite {
+		return ""
 	}
-	var named []string
-	for _, p := range pathValues(args, meta) {
-		// The last component decides: a link as last component either
-		// dangles (refused at step 2) or points at an existing file.
-		if strings.EqualFold(filepath.Base(p), "mcp.json") {
-			named = append(named, p)
-		}
-	}
-	inPatch := false
-	if toolName == "apply_patch" || toolName == "apply_unified_diff" {
+	paths := pathValues(args, meta)
+	if toolName == "apply_patch" || toolName == "apply_unified_diff" || len(paths) == 0 {
+		// A patch (or a write tool without path arguments): its headers.
 		for _, v := range args {
-			if s, ok := v.(string); ok && strings.Contains(filepath.ToSlash(s), ".agent/mcp.json") {
-				inPatch = true
+			if s, ok := v.(string); ok {
+				paths = append(paths, patchPaths(s)...)
 			}
 		}
 	}
-	if len(named) == 0 && !inPatch {
-		return false
-	}
-	// Resolved, so that a linked .agent folder compares equal too.
-	target, err := e.ws.Resolve(filepath.Join(".agent", "mcp.json"), true)
-	if err != nil {
-		// .agent links out of the workspace: the write itself is refused.
-		return false
-	}
-	if _, err := os.Lstat(target); err == nil {
-		return false
-	}
-	if inPatch {
-		return true
-	}
-	for _, p := range named {
-		if real, err := e.ws.Resolve(p, true); err == nil && strings.EqualFold(real, target) {
-			return true
+	for _, p := range paths {
+		if r := e.protectedPath(p); r != "" {
+			return r
 		}
 	}
-	return false
+	return ""
+}
+
+// patchPaths returns the file names a patch text's headers mention, each
+// also without a diff's a/ or b/ prefix.
+func patchPaths(text string) []string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, h := range patchHeaders {
+			rest, ok := strings.CutPrefix(line, h)
+			if !ok {
+				continue
+			}
+			for f := range strings.FieldsSeq(rest) {
+				if i := strings.IndexByte(f, '\t'); i >= 0 {
+					f = f[:i]
+				}
+				out = append(out, f)
+				if len(f) > 2 && (f[:2] == "a/" || f[:2] == "b/") {
+					out = append(out, f[2:])
+				}
+			}
+		}
+	}
+	return out
+}
+
+// protectedPath returns why a write to p must always ask, or "".
+func (e *Engine) protectedPath(p string) string {
+	const (
+		mcpReason = "writes the MCP server config (.agent/mcp.json), which names programs to run: always needs your approval"
+		gitReason = "writes inside a .git directory (config, hooks), which git runs programs from: always needs your approval"
+	)
+	slash := strings.ToLower(filepath.ToSlash(p))
+	if slash == ".git" || strings.HasPrefix(slash, ".git/") || strings.Contains(slash, "/.git/") || strings.HasSuffix(slash, "/.git") {
+		return gitReason
+	}
+	if e.ws == nil {
+		return ""
+	}
+	real, err := e.ws.Resolve(p, true)
+	if err != nil {
+		return "" // refused at step 2, or a path that cannot be resolved
+	}
+	root := e.ws.Root()
+	rel, err := filepath.Rel(root, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		// A granted directory: only .git components count there.
+		rel = real
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for _, c := range parts {
+		if strings.EqualFold(c, ".git") {
+			return gitReason
+		}
+	}
+	if len(parts) == 2 && strings.EqualFold(parts[0], ".agent") && strings.EqualFold(parts[1], "mcp.json") {
+		return mcpReason
+	}
+	if len(parts) >= 2 && strings.EqualFold(parts[0], ".agent") && strings.EqualFold(parts[1], "vcs") {
+		return gitReason // the shadow repository of per-turn snapshots
+	}
+	// A linked .agent folder: compare with the resolved config path.
+	if !strings.EqualFold(filepath.Base(real), "mcp.json") {
+		return ""
+	}
+	if target, err := e.ws.Resolve(filepath.Join(".agent", "mcp.json"), true); err == nil && strings.EqualFold(target, real) {
+		return mcpReason
+	}
+	return ""
 }
 
 // insideWorkspace is shellPolicy workspace's heuristic when no OS sandbox
 // is enforced: cmd is a safe simple command and every argument, read as a
 // path relative to the call's cwd (option values after '=' or a glued '/'
-// too), resolves inside the workspace with write access. It is a way to
+// too), resolves inside the workspace with write access, and neither it nor
+// the cwd is inside a .git directory or the MCP config. It is a way to
 // avoid needless prompts, not a security boundary.
 func (e *Engine) insideWorkspace(cmd string, args map[string]any) bool {
 	if e.ws == nil {
@@ -171,9 +228,9 @@ func (e *Engine) insideWorkspace(cmd string, args map[string]any) bool {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(base, p)
 		}
-		if _, err := e.ws.Resolve(p, true); err != nil {
-			return false
+		if _, err := e.ws.Resolve(p, true); err != nil || e.protectedPath(p) != "" {
+			return false // outside, or inside .git or the MCP config
 		}
 	}
-	return true
+	return e.protectedPath(base) == ""
 }

@@ -225,8 +225,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
 		return fmt.Errorf("%s: send: %w", method, err)
 	}
-	select {
-	case r := <-ch:
+	decode := func(r rpcResponse) error {
 		if r.Error != nil {
 			return r.Error
 		}
@@ -236,7 +235,19 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 			}
 		}
 		return nil
+	}
+	select {
+	case r := <-ch:
+		return decode(r)
 	case <-c.ctx.Done():
+		// The reader delivers an answer before it sees the close that
+		// follows it (a shutdown's reply, then the close frame): an answer
+		// already delivered wins over the closed connection.
+		select {
+		case r := <-ch:
+			return decode(r)
+		default:
+		}
 		return fmt.Errorf("%s: %w: %w", method, ErrClosed, c.Err())
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %w", method, ctx.Err())

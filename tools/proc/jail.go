@@ -18,10 +18,18 @@ const (
 	// that exits on its own before its jail closes stays a zombie of the
 	// sidecar until the sidecar exits.
 	BackendSubreaper = "subreaper"
-	// BackendGroup: no more than the process group (macOS, others);
-	// Windows job objects already hold a command's descendants.
+	// BackendTag (macOS, which has neither): the jail's processes carry a
+	// tag in their environment, and Kill ends every process of the user
+	// that has it. A process that clears its own environment escapes.
+	BackendTag = "tag"
+	// BackendGroup: no more than the process group (others); Windows job
+	// objects already hold a command's descendants.
 	BackendGroup = "group"
 )
+
+// jailEnv names the environment variable that tags a jail's processes
+// under the subreaper and tag backends.
+const jailEnv = "ZQAGENT_JAIL"
 
 // A Jail holds every process the commands started through it spawn,
 // including ones that leave their process group (setsid, double fork), so

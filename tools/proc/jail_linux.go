@@ -19,10 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// jailEnv names the environment variable that tags a jail's processes
-// under the subreaper backend.
-const jailEnv = "ZQAGENT_JAIL"
-
 // killWait bounds how long Kill waits for killed processes to be gone.
 const killWait = 5 * time.Second
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBwrapConfines runs real commands under bubblewrap: a write outside the
@@ -258,4 +259,48 @@ func TestBwrapHidesCredentials(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ok\n" {
 		t.Fatalf("workspace inside a hidden dir: %q %v", out, err)
 	}
+}
+
+// TestBwrapDiesWithParent: when the process that started bwrap (the
+// sidecar) is killed with SIGKILL, nothing of the sandbox survives, not
+// even a process that left its session.
+func TestBwrapDiesWithParent(t *testing.T) {
+	st := bwrapOrSkip(t, false)
+	marker := "888." + strconv.Itoa(os.Getpid())
+	argv := Wrap(st, t.TempDir(), nil, []string{"sh", "-c", "setsid sleep " + marker + " & sleep " + marker + "1"})
+	// The "sidecar": a shell that starts bwrap and waits.
+	parent := exec.Command("sh", append([]string{"-c", `"$@" & wait`, "sh"}, argv...)...)
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sleeps := func() int {
+		n := 0
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil || !strings.HasPrefix(string(b), "sleep\x00"+marker) {
+				continue
+			}
+			if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
+				n++
+			}
+		}
+		return n
+	}
+	poll := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	poll("both sleeps to run", func() bool { return sleeps() == 2 })
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	poll("the sandbox to die with its parent", func() bool { return sleeps() == 0 })
 }

@@ -64,8 +64,10 @@ type fileResult struct {
 var noMatch = &fileResult{}
 
 type job struct {
-	seq int
-	rel string // slash-separated, relative to run.root
+	seq  int
+	rel  string  // slash-separated, relative to run.root
+	dir  *dirRef // the open directory that holds it (nil: open rel through the root); the job holds a reference
+	name string  // the file's name in dir
 }
 
 // run is the state of one search.
@@ -163,6 +165,7 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 			buf := make([]byte, readChunk)
 			for j := range jobs {
 				if walkCtx.Err() != nil {
+					j.dir.release()
 					continue // drain
 				}
 				buf = r.searchFile(j, buf)
@@ -176,7 +179,10 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 			level = nil // an ignored directory named explicitly is searched
 		}
 	}
-	r.walk(rel, level, jobs)
+	if d, err := r.openStart(rel); err == nil {
+		r.walk(d, rel, level, jobs)
+		d.release()
+	}
 	close(jobs)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -185,28 +191,24 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	return r.result()
 }
 
-// walk sends the files below the directory rel in sorted order, depth
-// first.
-func (r *run) walk(rel string, level *ignoreLevel, jobs chan<- job) {
+// walk sends the files below the open directory d (at rel) in sorted
+// order, depth first. Subdirectories and files are opened relative to d,
+// one name at a time, never following a link: a directory swapped for a
+// link mid-walk cannot lead out.
+func (r *run) walk(d *dirRef, rel string, level *ignoreLevel, jobs chan<- job) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	d, fi, err := confine.OpenRead(r.root, relPath(rel))
-	if err != nil {
+	entries, err := d.f.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
 		return // unreadable directories are skipped, as by rg
-	}
-	var entries []os.DirEntry
-	if fi.IsDir() {
-		entries, err = d.ReadDir(-1)
-	}
-	d.Close()
-	if err != nil {
-		return
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
-			level = level.push(r.root, rel, ".gitignore")
+			if data, err := r.readAt(d, joinRel(rel, ".gitignore"), ".gitignore", nil); err == nil && len(data) <= 1<<20 {
+				level = level.pushData(rel, data)
+			}
 			break
 		}
 	}
@@ -225,7 +227,12 @@ func (r *run) walk(rel string, level *ignoreLevel, jobs chan<- job) {
 			if skipDirs[name] || level.ignored(erel, true) {
 				continue
 			}
-			r.walk(erel, level, jobs)
+			sub, err := r.openDirAt(d, erel, name)
+			if err != nil {
+				continue
+			}
+			r.walk(sub, erel, level, jobs)
+			sub.release()
 			if r.ctx.Err() != nil {
 				return
 			}
@@ -237,9 +244,11 @@ func (r *run) walk(rel string, level *ignoreLevel, jobs chan<- job) {
 			seq := len(r.slots)
 			r.slots = append(r.slots, nil)
 			r.mu.Unlock()
+			d.acquire()
 			select {
-			case jobs <- job{seq: seq, rel: erel}:
+			case jobs <- job{seq: seq, rel: erel, dir: d, name: name}:
 			case <-r.ctx.Done():
+				d.release()
 				return
 			}
 		}
@@ -249,7 +258,14 @@ func (r *run) walk(rel string, level *ignoreLevel, jobs chan<- job) {
 // searchFile searches one file and records the result in its slot. buf is
 // the worker's read buffer; the (maybe grown) buffer is returned.
 func (r *run) searchFile(j job, buf []byte) []byte {
-	data, err := r.readFile(j.rel, &buf)
+	var data []byte
+	var err error
+	if j.dir != nil {
+		data, err = r.readAt(j.dir, j.rel, j.name, &buf)
+		j.dir.release()
+	} else {
+		data, err = r.readFile(j.rel, &buf)
+	}
 	res := noMatch
 	if err == nil && !isBinary(data) {
 		res = r.matchFile(data, r.prefix+j.rel)

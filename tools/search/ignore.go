@@ -48,18 +48,24 @@ func (l *ignoreLevel) ignored(rel string, isDir bool) bool {
 // ignore file that is not a regular file (a FIFO would block the search) or
 // is over 1 MiB is skipped.
 func (l *ignoreLevel) push(root *os.Root, rel string, files ...string) *ignoreLevel {
-	var lines []string
+	var data []byte
 	for _, f := range files {
 		b, err := confine.ReadRegular(root, filepath.Join(filepath.FromSlash(rel), f), 1<<20)
 		if err != nil {
 			continue
 		}
-		lines = append(lines, strings.Split(string(b), "\n")...)
+		data = append(append(data, b...), '\n')
 	}
-	if len(lines) == 0 {
+	return l.pushData(rel, data)
+}
+
+// pushData returns the level for the directory rel with the ignore rules
+// in data, or l when there are none.
+func (l *ignoreLevel) pushData(rel string, data []byte) *ignoreLevel {
+	if len(data) == 0 {
 		return l
 	}
-	return &ignoreLevel{parent: l, base: rel, gi: gitignore.CompileIgnoreLines(lines...)}
+	return &ignoreLevel{parent: l, base: rel, gi: gitignore.CompileIgnoreLines(strings.Split(string(data), "\n")...)}
 }
 
 // ancestorsLevel loads the ignore files from the workspace root down to (not

@@ -76,7 +76,7 @@ type run struct {
 	m       *matcher
 	globs   *globFilter
 	base    string   // the workspace root, or the granted directory searched
-	root    *os.Root // base: every open goes through it, confined per path component
+	root    *os.Root // base: the start, the ignore files above it and single files are opened through it
 	prefix  string   // display prefix for rel paths ("" inside the workspace)
 	perFile int
 	ctx     context.Context
@@ -139,8 +139,9 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if rel == "." {
 		rel = ""
 	}
-	// The walk and every read go through an os.Root on the base, so a
-	// directory swapped for a link during the walk cannot lead it out.
+	// The walk starts through an os.Root on the base and goes on from
+	// directory descriptors, so a directory swapped for a link during the
+	// walk cannot lead it out.
 	if r.root, err = os.OpenRoot(r.base); err != nil {
 		return nil, err
 	}

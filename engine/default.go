@@ -85,7 +85,7 @@ type Wired struct {
 	Workspace *confine.Workspace
 	Shell     *shell.Manager
 	Todos     *todo.TodoList
-	Sandbox   sandbox.Status
+	Sandbox   *sandbox.Box
 }
 
 // NewDefault is the seed's createDefaultEngine: it wires the provider, the
@@ -126,7 +126,9 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	if o.ToolResultDir == "" && o.SessionDir != "" {
 		o.ToolResultDir = filepath.Join(o.SessionDir, "tool-results")
 	}
-	sb, err := sandbox.Resolve(o.Sandbox)
+	// A required sandbox that is not available here does not stop the
+	// session: every shell command fails, saying why (Box.Wrap).
+	box, err := sandbox.NewBox(o.Sandbox)
 	if err != nil {
 		return nil, nil, fmt.Errorf("new default engine: %w", err)
 	}
@@ -140,7 +142,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 
 	reg := tools.NewRegistry()
 	guard := conflict.NewGuard(o.Watcher)
-	perms := permission.New(permission.Options{Workspace: ws, Mode: o.Mode, AllowedCommands: o.AllowedCommands, ShellPolicy: o.ShellPolicy, Sandbox: sb})
+	perms := permission.New(permission.Options{Workspace: ws, Mode: o.Mode, AllowedCommands: o.AllowedCommands, ShellPolicy: o.ShellPolicy, Box: box})
 	instructions := o.Instructions
 	if instructions == "" {
 		today := o.Today
@@ -165,11 +167,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		return nil, nil, err
 	}
 
-	var wrap func([]string) []string
-	if sb.Enforced {
-		extra := o.Sandbox.ExtraWritable
-		wrap = func(argv []string) []string { return sandbox.Wrap(sb, ws.Root(), extra, argv) }
-	}
+	wrap := func(argv []string) ([]string, error) { return box.Wrap(ws.Root(), argv) }
 	fs.RegisterFileTools(reg, ws, guard)
 	shellMgr := shell.RegisterShellTool(reg, shell.Options{Workspace: ws, Env: o.ShellEnv, Wrap: wrap})
 	e.AddCloser(func() error { return shellMgr.Close() })
@@ -191,7 +189,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	RegisterExploreTool(reg, ExploreConfig{NewChild: func(parentCallID string) (*Engine, error) {
 		return newExploreChild(e, o, ws, parentCallID)
 	}})
-	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: sb}, nil
+	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: box}, nil
 }
 
 // newExploreChild builds the explore subagent: same provider and model, its

@@ -284,13 +284,19 @@ type PlanProposedData struct {
 }
 
 // DirectoryRequestedData: request_directory waits for a grant.
+// Path is the real path a grant covers; RequestedPath, Link and LinkTarget
+// say how the model named it when that went through a symlink.
 type DirectoryRequestedData struct {
 	task
-	ReqID     string `json:"reqId"`
-	RequestID string `json:"requestId"`
-	Reason    string `json:"reason"`
-	Path      string `json:"path"`
-	Writable  bool   `json:"writable"`
+	ReqID          string `json:"reqId"`
+	RequestID      string `json:"requestId"`
+	Reason         string `json:"reason"`
+	Path           string `json:"path"`
+	Writable       bool   `json:"writable"`
+	OutsideProject bool   `json:"outsideProject"`
+	RequestedPath  string `json:"requestedPath,omitempty"`
+	Link           string `json:"link,omitempty"`
+	LinkTarget     string `json:"linkTarget,omitempty"`
 	// Warnings and Display: text fields holding control characters, ANSI
 	// escapes, bidi or invisible characters, and their escaped display forms
 	// by field path (see TextWarning). Empty when the text is clean.

@@ -82,7 +82,12 @@ func (x interactor) RequestDirectory(ctx context.Context, callID string, d inter
 		var c cardCheck
 		c.text("reason", d.Reason)
 		c.text("path", d.Path)
-		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable, Warnings: c.warnings, Display: c.display}}
+		c.text("requestedPath", d.RequestedPath)
+		c.text("link", d.Link)
+		c.text("linkTarget", d.LinkTarget)
+		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable,
+			OutsideProject: d.OutsideProject, RequestedPath: d.RequestedPath, Link: d.Link, LinkTarget: d.LinkTarget,
+			Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return interact.DirAnswer{}, err

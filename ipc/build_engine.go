@@ -5,6 +5,7 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/tools/conflict"
+	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/tools/web"
 )
 
@@ -17,6 +18,7 @@ type engineSpec struct {
 	Mode            permission.Mode
 	AllowedCommands []string
 	ShellPolicy     permission.ShellPolicy
+	Sandbox         sandbox.Config // mode and network; the engine's Box holds it at runtime
 	AgentType       string
 	Messages        []llm.Message
 	ToolResultDir   string
@@ -40,6 +42,7 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		Mode:            sp.Mode,
 		AllowedCommands: sp.AllowedCommands,
 		ShellPolicy:     sp.ShellPolicy,
+		Sandbox:         sp.Sandbox,
 		AgentType:       sp.AgentType,
 		Messages:        sp.Messages,
 		ToolResultDir:   sp.ToolResultDir,

@@ -80,6 +80,8 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		return nil, err
 	}
 	allowed := set.AllowedCommands
+	sbCfg := set.sandboxConfig()
+	sbCfg.Hidden = []string{s.opts.DataDir} // the store, logs and other sessions' files
 	prof, err := s.profile(ctx, ss.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrConfig, h.id, err)
@@ -105,6 +107,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		Mode:            mode,
 		AllowedCommands: allowed,
 		ShellPolicy:     policy,
+		Sandbox:         sbCfg,
 		AgentType:       ag.agentType,
 		ContextWindow:   prof.ContextWindow,
 		Hooks:           hooks,
@@ -135,7 +138,9 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	}
 	if ws := perms.Workspace(); ws != nil {
 		for _, d := range g.Directories {
-			if err := ws.Grant(d.Path, d.Writable); err != nil {
+			// Exactly the path the user granted: one that resolves elsewhere
+			// now (replaced by a link) is dropped.
+			if err := ws.GrantExact(d.Path, d.Writable); err != nil {
 				s.log.Warn("restore directory grant", "session", h.id, "dir", d.Path, "err", err)
 			}
 		}

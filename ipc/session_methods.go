@@ -10,6 +10,7 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 func (s *Server) sessionRoutes() map[string]handler {
@@ -46,6 +47,28 @@ type SessionInfo struct {
 	CreatedAt   time.Time       `json:"createdAt"`
 	UpdatedAt   time.Time       `json:"updatedAt"`
 	Settings    SessionSettings `json:"settings"`
+	Sandbox     SandboxInfo     `json:"sandbox"`
+}
+
+// SandboxInfo is the session's OS sandbox as it really is on this machine.
+type SandboxInfo struct {
+	Mode     string `json:"mode"`     // auto | off | required (as configured)
+	Backend  string `json:"backend"`  // bwrap | sandbox-exec | none
+	Enforced bool   `json:"enforced"` // shell commands really run confined
+	Network  bool   `json:"network"`  // shell commands can reach the network
+	Reason   string `json:"reason,omitempty"`
+}
+
+// sandboxInfo reports the loaded engine's sandbox, else what the session's
+// settings resolve to here.
+func (s *Server) sandboxInfo(ss store.Session) SandboxInfo {
+	var st sandbox.Status
+	if eng := s.loadedEngine(ss.ID); eng != nil {
+		st = eng.Permissions().Sandbox()
+	} else {
+		st, _ = sandbox.Resolve(sessionSettings(ss).sandboxConfig()) // an unavailable required sandbox is in st.Reason
+	}
+	return SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
 }
 
 // PendingRequestInfo is a pending request on the wire.
@@ -69,7 +92,7 @@ func (s *Server) sessionInfo(ss store.Session) SessionInfo {
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: ss.Status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-		Settings: sessionSettings(ss),
+		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
 	}
 }
 
@@ -98,6 +121,8 @@ type SessionCreateParams struct {
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
 	Provider          string   `json:"provider,omitempty"` // provider profile; "" = openai
 	VCS               string   `json:"vcs,omitempty"`      // off | auto (default) | native | shadow
+	Sandbox           string   `json:"sandbox,omitempty"`  // auto (default) | off | required
+	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"`
 }
 
 func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -115,6 +140,10 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	}
 	if p.ApprovalTimeoutMS < 0 {
 		return nil, invalidField("approvalTimeoutMs", "must not be negative")
+	}
+	sbMode, err := sandbox.ParseMode(p.Sandbox)
+	if err != nil {
+		return nil, invalidField("sandbox", err.Error())
 	}
 	if err := validEffort(p.ReasoningEffort); err != nil {
 		return nil, err
@@ -136,7 +165,8 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if p.Model == "" {
 		p.Model = ag.Model // the agent's model, unless the session names one
 	}
-	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort}
+	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort,
+		Sandbox: string(sbMode), SandboxNetwork: p.SandboxNetwork}
 	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withVCSMode(withSettings(nil, set), vcsMode)}
 	if p.Title != "" {
 		ss.TitleSource = "user"

@@ -8,6 +8,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 // Runtime changes (seed §6.3): each is stored first, then applied to a loaded
@@ -96,6 +97,8 @@ type SetPermissionsParams struct {
 	AllowedCommands   *[]string `json:"allowedCommands,omitempty"`
 	ShellPolicy       *string   `json:"shellPolicy,omitempty"`
 	ApprovalTimeoutMS *int64    `json:"approvalTimeoutMs,omitempty"`
+	Sandbox           *string   `json:"sandbox,omitempty"` // auto | off | required
+	SandboxNetwork    *bool     `json:"sandboxNetwork,omitempty"`
 }
 
 func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -113,6 +116,13 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 	if p.ApprovalTimeoutMS != nil && *p.ApprovalTimeoutMS < 0 {
 		return nil, invalidField("approvalTimeoutMs", "must not be negative")
 	}
+	var sbMode sandbox.Mode
+	if p.Sandbox != nil {
+		var err error
+		if sbMode, err = sandbox.ParseMode(*p.Sandbox); err != nil {
+			return nil, invalidField("sandbox", err.Error())
+		}
+	}
 	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
 		set := sessionSettings(*ss)
 		if p.AllowedCommands != nil {
@@ -123,6 +133,12 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 		}
 		if p.ApprovalTimeoutMS != nil {
 			set.ApprovalTimeoutMS = *p.ApprovalTimeoutMS
+		}
+		if p.Sandbox != nil {
+			set.Sandbox = string(sbMode)
+		}
+		if p.SandboxNetwork != nil {
+			set.SandboxNetwork = *p.SandboxNetwork
 		}
 		ss.Settings = withSettings(ss.Settings, set)
 	})
@@ -142,6 +158,11 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 			}
 			if p.ShellPolicy != nil {
 				perms.SetShellPolicy(policy)
+			}
+			if box := perms.SandboxBox(); box != nil { // as stored: one source
+				cfg := set.sandboxConfig()
+				_ = box.SetMode(cfg.Mode) // parsed by sandboxConfig
+				box.SetNetwork(cfg.Network)
 			}
 		}
 	}

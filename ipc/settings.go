@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 // SessionSettings are the per-session options kept in the session's
@@ -15,6 +16,8 @@ type SessionSettings struct {
 	ShellPolicy       string   `json:"shellPolicy,omitempty"`
 	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+	Sandbox           string   `json:"sandbox,omitempty"`        // auto (default) | off | required
+	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"` // sandboxed commands may use the network
 }
 
 // sessionSettings decodes a session's settings; unknown or malformed members
@@ -47,11 +50,23 @@ func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
 	put("shellPolicy", set.ShellPolicy, set.ShellPolicy == "")
 	put("approvalTimeoutMs", set.ApprovalTimeoutMS, set.ApprovalTimeoutMS == 0)
 	put("reasoningEffort", set.ReasoningEffort, set.ReasoningEffort == "")
+	put("sandbox", set.Sandbox, set.Sandbox == "")
+	put("sandboxNetwork", set.SandboxNetwork, !set.SandboxNetwork)
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return raw
 	}
 	return b
+}
+
+// sandboxConfig is the session's sandbox configuration; a stored mode that
+// no longer parses is auto.
+func (set SessionSettings) sandboxConfig() sandbox.Config {
+	mode, err := sandbox.ParseMode(set.Sandbox)
+	if err != nil {
+		mode = sandbox.ModeAuto
+	}
+	return sandbox.Config{Mode: mode, Network: set.SandboxNetwork}
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -23,12 +23,16 @@ type Options struct {
 	AllowedCommands []string           // command prefixes auto-allowed (seed §8.5)
 	ShellPolicy     ShellPolicy        // "" is approve
 	Sandbox         sandbox.Status     // the resolved OS sandbox (sandbox.Resolve)
+	// Box, when set, is the session's sandbox and wins over Sandbox: its
+	// status is read at every decision, so runtime changes apply at once.
+	Box *sandbox.Box
 }
 
 // Engine decides tool calls for one session.
 type Engine struct {
-	ws *confine.Workspace
-	sb sandbox.Status
+	ws  *confine.Workspace
+	sb  sandbox.Status
+	box *sandbox.Box // nil: sb is fixed
 
 	mu       sync.RWMutex
 	mode     Mode            // guarded by mu
@@ -51,6 +55,7 @@ func New(opts Options) *Engine {
 	return &Engine{
 		ws:       opts.Workspace,
 		sb:       opts.Sandbox,
+		box:      opts.Box,
 		mode:     mode,
 		policy:   policy,
 		allowed:  cleanEntries(opts.AllowedCommands),
@@ -150,8 +155,17 @@ func (e *Engine) SessionCommands() []string {
 	return sortedKeys(e.commands)
 }
 
-// Sandbox returns the OS sandbox status the engine was created with.
-func (e *Engine) Sandbox() sandbox.Status { return e.sb }
+// Sandbox returns the OS sandbox status as it is now.
+func (e *Engine) Sandbox() sandbox.Status {
+	if e.box != nil {
+		return e.box.Status()
+	}
+	return e.sb
+}
+
+// SandboxBox returns the session's sandbox, nil when the engine was given a
+// fixed status.
+func (e *Engine) SandboxBox() *sandbox.Box { return e.box }
 
 // Workspace returns the workspace boundary.
 func (e *Engine) Workspace() *confine.Workspace { return e.ws }

@@ -86,16 +86,17 @@ func shellCommand(args map[string]any, meta tools.Metadata) (string, bool) {
 
 // shellDecision applies steps 5 and 6 to a command line.
 func (e *Engine) shellDecision(policy ShellPolicy, cmd string, args map[string]any) (Decision, bool) {
+	sb := e.Sandbox()
 	switch policy {
 	case PolicyAll:
 		return allow("shellPolicy all: the shell never asks"), true
 	case PolicySandbox:
-		if e.sb.Enforced {
-			return allow("shellPolicy sandbox: runs in the " + e.sb.Kind + " sandbox"), true
+		if sb.Enforced {
+			return allow("shellPolicy sandbox: runs in the " + sb.Kind + " sandbox"), true
 		}
 	case PolicyWorkspace:
-		if e.sb.Enforced {
-			return allow("shellPolicy workspace: runs in the " + e.sb.Kind + " sandbox"), true
+		if sb.Enforced {
+			return allow("shellPolicy workspace: runs in the " + sb.Kind + " sandbox"), true
 		}
 		if e.insideWorkspace(cmd, args) {
 			return allow("shellPolicy workspace: every path argument is inside the workspace"), true

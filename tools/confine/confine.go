@@ -4,7 +4,8 @@
 // with symlinks resolved; Open hands back an *os.Root for the base that holds
 // the path, so that the actual open, create or remove is done by os.Root,
 // which refuses any escape (.., absolute links, links swapped after the check)
-// at the moment of the system call.
+// at the moment of the system call. OpenRead opens a file for reading
+// without ever blocking on a FIFO and refuses special files.
 //
 // Concurrency: a Workspace is safe for concurrent use; grants may be added
 // while tools run.
@@ -65,6 +66,21 @@ func realDir(dir string) (string, error) {
 
 // Root is the workspace's absolute path with symlinks resolved.
 func (w *Workspace) Root() string { return w.root }
+
+// GrantExact is Grant for a directory the user was shown as it is: dir
+// must be absolute and resolve to itself (no symlink on the way), so the
+// grant covers exactly what the card showed, even if a link was swapped in
+// since.
+func (w *Workspace) GrantExact(dir string, writable bool) error {
+	real, err := realDir(dir)
+	if err != nil {
+		return fmt.Errorf("grant directory: %w", err)
+	}
+	if real != filepath.Clean(dir) {
+		return fmt.Errorf("%w: grant directory: %s now resolves to %s", tools.ErrConflict, dir, real)
+	}
+	return w.Grant(real, writable)
+}
 
 // Grant adds a directory the session may read (and write, if writable).
 func (w *Workspace) Grant(dir string, writable bool) error {

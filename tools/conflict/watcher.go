@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 
@@ -173,7 +174,9 @@ func (w *Watcher) addTreeLocked(dir string, parent *ignore.Rules) {
 		return
 	}
 	rel := w.rel(dir)
-	data, _ := os.ReadFile(filepath.Join(dir, ignore.FileName))
+	// A FIFO named .gitignore must not block the watcher: no blocking
+	// open, special files and files over 1 MiB skipped.
+	data, _ := confine.ReadRegularPath(filepath.Join(dir, ignore.FileName), 1<<20)
 	rules := parent.Child(rel, data)
 	w.watched[dir] = rules
 	entries, err := os.ReadDir(dir)

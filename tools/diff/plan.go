@@ -66,7 +66,7 @@ func (p *Plan) file(path string) (*planFile, error) {
 		}
 		f.perm = fi.Mode().Perm()
 	}
-	data, err := t.Root.ReadFile(t.Rel)
+	data, err := confine.ReadRegular(t.Root, t.Rel, 1<<40) // never blocks on a FIFO
 	switch {
 	case err == nil:
 		f.before, f.existed = data, true

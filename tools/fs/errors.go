@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // Sentinels of the file tools. Handlers return them wrapped in a
@@ -28,6 +29,7 @@ const (
 	TypeNoMatch   = "no_match"
 	TypeAmbiguous = "ambiguous_match"
 	TypeTooLarge  = "file_too_large"
+	TypeSpecial   = "special_file"
 )
 
 func toolErr(typ string, sentinel error, format string, a ...any) error {
@@ -42,6 +44,8 @@ func mapFSError(op, display string, err error) error {
 	case errors.Is(err, tools.ErrOutsideWorkspace), errors.Is(err, tools.ErrConflict),
 		errors.Is(err, tools.ErrNotFound), errors.Is(err, tools.ErrInvalidArgs):
 		return err
+	case errors.Is(err, confine.ErrSpecialFile):
+		return &tools.ToolError{Type: TypeSpecial, Err: fmt.Errorf("%s %s: %w; only regular files and directories can be used", op, display, err)}
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("%w: %s: %s does not exist", tools.ErrNotFound, op, display)
 	case IsEscape(err):

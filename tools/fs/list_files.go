@@ -95,6 +95,9 @@ func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 	if err != nil {
 		return "", mapFSError("list", p, err)
 	}
+	if kind := confine.SpecialKind(fi.Mode()); kind != "" {
+		return "", mapFSError("list", t.Display, fmt.Errorf("%w: it is a %s", confine.ErrSpecialFile, kind))
+	}
 	if !fi.IsDir() {
 		return "", toolErr(TypeNotDir, ErrNotDir, "%s is a file; use read_file to read it", t.Display)
 	}
@@ -133,9 +136,11 @@ func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 	return b.String(), nil
 }
 
+// readIgnore reads dir's .gitignore; one that is not a regular file (a
+// FIFO would block the listing) or is over 1 MiB is ignored.
 func readIgnore(t *Target, dir string) []byte {
-	data, err := t.Root.ReadFile(filepath.Join(dir, ignore.FileName))
-	if err != nil || len(data) > 1<<20 {
+	data, err := confine.ReadRegular(t.Root, filepath.Join(dir, ignore.FileName), 1<<20)
+	if err != nil {
 		return nil
 	}
 	return data
@@ -155,9 +160,15 @@ func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
-	f, err := l.t.Root.Open(dir)
+	// Non-blocking: a directory swapped for a FIFO after the parent was
+	// read must not hang the listing.
+	f, fi, err := confine.OpenRead(l.t.Root, dir)
 	if err != nil {
 		return mapFSError("list", dir, err)
+	}
+	if !fi.IsDir() {
+		f.Close()
+		return nil // replaced by a file since the parent was read
 	}
 	entries, err := f.ReadDir(maxDirEntriesRead)
 	f.Close()

@@ -95,15 +95,11 @@ func ReadFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard,
 		return "", err
 	}
 	defer t.Close()
-	f, err := t.Root.Open(t.Rel)
+	f, fi, err := confine.OpenRead(t.Root, t.Rel)
 	if err != nil {
-		return "", mapFSError("read", p, err)
+		return "", mapFSError("read", t.Display, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", mapFSError("read", p, err)
-	}
 	if fi.IsDir() {
 		return "", toolErr(TypeIsDir, ErrIsDir, "%s is a directory; use list_files to see what it holds", t.Display)
 	}

@@ -87,9 +87,9 @@ func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.G
 	if fi.Size() > maxEditFileBytes {
 		return nil, toolErr(TypeTooLarge, ErrTooLarge, "%s is %d bytes; replace_in_file edits files up to %d MB", t.Display, fi.Size(), maxEditFileBytes>>20)
 	}
-	data, err := t.Root.ReadFile(t.Rel)
+	data, err := confine.ReadRegular(t.Root, t.Rel, maxEditFileBytes)
 	if err != nil {
-		return nil, mapFSError("edit", p, err)
+		return nil, mapFSError("edit", t.Display, err)
 	}
 	if looksBinary(data) {
 		return nil, toolErr(TypeBinary, ErrBinary, "%s looks like a binary file", t.Display)

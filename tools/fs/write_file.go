@@ -97,7 +97,8 @@ func WriteFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard
 	if err := guard.CheckWrite(t.Real); err != nil {
 		return nil, err
 	}
-	old, err := t.Root.ReadFile(t.Rel)
+	// Never blocks on a FIFO, and refuses to replace a special file.
+	old, err := confine.ReadRegular(t.Root, t.Rel, 1<<40)
 	created := errors.Is(err, os.ErrNotExist)
 	if err != nil && !created {
 		if fi, serr := t.Root.Stat(t.Rel); serr == nil && fi.IsDir() {

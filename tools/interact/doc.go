@@ -4,7 +4,10 @@
 // pending request and wait for request.respond) and returns the user's
 // answer to the model. A granted directory is added to the session's
 // confine.Workspace, so it becomes readable (and writable, if granted so)
-// for that session only.
+// for that session only. The request shows the directory as it really is:
+// its real path (symlinks resolved), whether it is outside the project and
+// the link it was named through; the grant covers exactly that real path
+// (confine.Workspace.GrantExact), never what a link points to later.
 //
 // Concurrency: the tools hold no state of their own; the Handlers and the
 // Workspace must be safe for concurrent use. Interactive tools run one at a

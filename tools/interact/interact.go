@@ -28,11 +28,18 @@ type PlanAnswer struct {
 	Feedback string `json:"feedback,omitempty"`
 }
 
-// DirRequest is what request_directory asks for. Path is absolute.
+// DirRequest is what request_directory asks for, as it really is: Path is
+// the absolute real path (symlinks resolved), which is exactly what a grant
+// covers. When the model named it through a symlink, RequestedPath is what
+// it named, Link the symlink on the way and LinkTarget what the link says.
 type DirRequest struct {
-	Reason   string `json:"reason"`
-	Path     string `json:"path"`
-	Writable bool   `json:"writable"`
+	Reason         string `json:"reason"`
+	Path           string `json:"path"`
+	Writable       bool   `json:"writable"`
+	OutsideProject bool   `json:"outsideProject"` // Path is not inside the workspace
+	RequestedPath  string `json:"requestedPath,omitempty"`
+	Link           string `json:"link,omitempty"`
+	LinkTarget     string `json:"linkTarget,omitempty"`
 }
 
 // DirAnswer is the user's decision on a directory request. Path, when set,

@@ -270,7 +270,7 @@ func TestRequestDirectoryGrantsReadOnly(t *testing.T) {
 	if res := out.(DirResult); !res.Granted || res.Path != f.outside || res.Writable {
 		t.Errorf("result = %+v", res)
 	}
-	if want := (DirRequest{Reason: "read the notes", Path: f.outside}); h.dirs[0] != want || h.calls[0] != "dir:d1" {
+	if want := (DirRequest{Reason: "read the notes", Path: f.outside, OutsideProject: true}); h.dirs[0] != want || h.calls[0] != "dir:d1" {
 		t.Errorf("handler got %+v %v", h.dirs, h.calls)
 	}
 	got, err := readVia(f.ws, f.file)

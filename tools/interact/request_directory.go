@@ -78,31 +78,80 @@ func requestDirectory(ctx context.Context, call tools.Call, h Handlers, ws *conf
 	if h == nil {
 		return nil, noHandler("request_directory")
 	}
-	ans, err := h.RequestDirectory(ctx, call.ID, DirRequest{Reason: a.Reason, Path: abs, Writable: a.Writable})
+	// The card shows what a grant would really cover: the resolved path,
+	// whether it leaves the project, and the link it was reached through.
+	req, err := describeDir(ws, abs)
+	if err != nil {
+		return nil, err
+	}
+	req.Reason, req.Writable = a.Reason, a.Writable
+	ans, err := h.RequestDirectory(ctx, call.ID, req)
 	if err != nil {
 		return nil, fmt.Errorf("request_directory: %w", err)
 	}
 	if !ans.Granted {
 		return DirResult{Granted: false, Note: "the user refused access; do not try to reach this directory another way"}, nil
 	}
-	granted := abs
-	if p := strings.TrimSpace(ans.Path); p != "" {
-		granted = ws.Abs(p)
+	granted := req
+	if p := strings.TrimSpace(ans.Path); p != "" && ws.Abs(p) != req.Path {
+		// The user picked another directory: grant what it resolves to.
+		if granted, err = describeDir(ws, ws.Abs(p)); err != nil {
+			return nil, err
+		}
 	}
-	if err := grantable(granted); err != nil {
+	if err := grantable(granted.Path); err != nil {
 		return nil, err
 	}
-	if err := ws.Grant(granted, ans.Writable); err != nil {
+	if err := ws.GrantExact(granted.Path, ans.Writable); err != nil {
 		return nil, fmt.Errorf("request_directory: %w", err)
 	}
 	note := "read-only access granted for this session"
 	if ans.Writable {
 		note = "read and write access granted for this session"
 	}
-	if granted != abs {
+	if granted.Path != req.Path {
 		note += "; the user picked a different directory than requested"
 	}
-	return DirResult{Granted: true, Path: granted, Writable: ans.Writable, Note: note}, nil
+	if granted.Link != "" {
+		note += "; " + granted.Link + " is a symlink, the grant covers its target " + granted.Path + " only"
+	}
+	return DirResult{Granted: true, Path: granted.Path, Writable: ans.Writable, Note: note}, nil
+}
+
+// describeDir resolves abs (an absolute directory path) for the card: the
+// real path, whether it is outside the workspace, and the first symlink on
+// the way.
+func describeDir(ws *confine.Workspace, abs string) (DirRequest, error) {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return DirRequest{}, fmt.Errorf("%w: directory %s: %v", tools.ErrNotFound, abs, err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return DirRequest{}, fmt.Errorf("%w: directory %s", tools.ErrNotFound, abs)
+	}
+	d := DirRequest{Path: real, OutsideProject: !confine.Within(ws.Root(), real)}
+	if real != abs {
+		d.RequestedPath = abs
+		d.Link, d.LinkTarget = firstLink(abs)
+	}
+	return d, nil
+}
+
+// firstLink finds the first symlink among abs's components.
+func firstLink(abs string) (link, target string) {
+	vol := filepath.VolumeName(abs)
+	cur := vol + string(filepath.Separator)
+	for part := range strings.SplitSeq(strings.TrimPrefix(abs[len(vol):], string(filepath.Separator)), string(filepath.Separator)) {
+		if part == "" {
+			continue
+		}
+		cur = filepath.Join(cur, part)
+		if fi, err := os.Lstat(cur); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			t, _ := os.Readlink(cur)
+			return cur, t
+		}
+	}
+	return "", ""
 }
 
 // grantable refuses the filesystem root and the user's home directory (and

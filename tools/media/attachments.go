@@ -13,6 +13,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // NormalizeAttachments validates user uploads and returns them in canonical
@@ -215,15 +216,11 @@ func ReadStoredAttachment(sessionDir, relPath string) (name, mimeType string, da
 		return "", "", nil, readErr(relPath, err)
 	}
 	defer root.Close()
-	f, err := root.Open(file)
+	f, fi, err := confine.OpenRead(root, file) // a FIFO never blocks the read
 	if err != nil {
 		return "", "", nil, readErr(relPath, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", "", nil, readErr(relPath, err)
-	}
 	if !fi.Mode().IsRegular() {
 		return "", "", nil, fmt.Errorf("%w: %s is not a regular file", ErrAttachment, relPath)
 	}

@@ -2,7 +2,8 @@
 // file (from the workspace or an http/https URL) to the conversation for
 // multimodal models, and the attachment helpers the sidecar uses for user
 // uploads (seed §13): NormalizeAttachments, SaveAttachments and
-// ReadStoredAttachment.
+// ReadStoredAttachment. Files are opened with confine.OpenRead: never
+// blocking, and FIFOs, sockets and devices refused.
 //
 // Limits (seed §13): at most MaxAttachments files of MaxAttachmentBytes each
 // and MaxAttachmentBytes in total, per user message and, for the media tool,

@@ -219,15 +219,11 @@ func (t *Tool) readFile(p string) (string, []byte, error) {
 		return "", nil, fileErr(p, err)
 	}
 	defer root.Close()
-	f, err := root.Open(rel)
+	f, fi, err := confine.OpenRead(root, rel) // a FIFO never blocks the read
 	if err != nil {
 		return "", nil, fileErr(p, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", nil, fileErr(p, err)
-	}
 	if fi.IsDir() {
 		return "", nil, fmt.Errorf("%w: %s is a directory", tools.ErrInvalidArgs, p)
 	}
@@ -247,6 +243,9 @@ func (t *Tool) readFile(p string) (string, []byte, error) {
 func fileErr(p string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s", tools.ErrNotFound, p)
+	}
+	if errors.Is(err, confine.ErrSpecialFile) {
+		return tools.Errorf("special_file", "%w: read %s: %w; media reads regular files only", tools.ErrInvalidArgs, p, err)
 	}
 	return fmt.Errorf("read %s: %w", p, err)
 }

@@ -1,6 +1,11 @@
 // Package proc prepares child processes: a sanitized environment that never
-// carries the sidecar's secrets, and (in the files behind build tags) process
-// groups so that a kill reaches every grandchild.
+// carries the sidecar's secrets, (in the files behind build tags) process
+// groups so that a kill reaches every grandchild, and jails that hold even
+// the processes that leave their group (setsid, double fork): a cgroup v2
+// subtree per jail where the sidecar can make one, else the sidecar as a
+// child subreaper with the jail's processes tagged (Linux); tagged
+// processes on macOS; the process group alone elsewhere (Windows job
+// objects already hold descendants).
 package proc
 
 import (

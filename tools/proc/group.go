@@ -13,6 +13,8 @@ var (
 	ErrBadPID = errors.New("invalid process id")
 	// ErrKillTimeout: the tree kill did not finish in time (Windows).
 	ErrKillTimeout = errors.New("process tree kill timed out")
+	// ErrJailClosed: Jail.Start after Close.
+	ErrJailClosed = errors.New("process jail closed")
 )
 
 // GroupCancel returns a function for exec.Cmd.Cancel that kills cmd's whole

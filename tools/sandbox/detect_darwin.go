@@ -28,7 +28,8 @@ func probeSandboxExec() Status {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	argv := wrapSandboxExec(nil, []string{"/usr/bin/true"})
+	// The strictest profile we build: protected paths and no network.
+	argv := wrapSandboxExec(nil, []string{"/private/tmp/zqagent-probe/.git"}, []hidden{{path: "/private/tmp/zqagent-probe/.ssh", dir: true}}, false, []string{"/usr/bin/true"})
 	out, err := exec.CommandContext(ctx, path, argv[1:]...).CombinedOutput()
 	if err != nil {
 		return Status{Kind: KindNone, Reason: "sandbox-exec cannot apply a profile here: " + strings.TrimSpace(string(out)+" "+err.Error())}

@@ -29,7 +29,8 @@ func probeBwrap() Status {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	argv := wrapBwrap(nil, []string{"true"})
+	// The strictest command line we build: new pid and network namespaces.
+	argv := wrapBwrap(nil, nil, nil, false, []string{"true"})
 	out, err := exec.CommandContext(ctx, path, argv[1:]...).CombinedOutput()
 	if err != nil {
 		msg := strings.TrimSpace(string(out))

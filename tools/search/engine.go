@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zqagent/sidecar/tools"
@@ -62,8 +64,10 @@ type fileResult struct {
 var noMatch = &fileResult{}
 
 type job struct {
-	seq      int
-	abs, rel string
+	seq  int
+	rel  string  // slash-separated, relative to run.root
+	dir  *dirRef // the open directory that holds it (nil: open rel through the root); the job holds a reference
+	name string  // the file's name in dir
 }
 
 // run is the state of one search.
@@ -71,8 +75,9 @@ type run struct {
 	q       Query
 	m       *matcher
 	globs   *globFilter
-	base    string // the workspace root, or the granted directory searched
-	prefix  string // display prefix for rel paths ("" inside the workspace)
+	base    string   // the workspace root, or the granted directory searched
+	root    *os.Root // base: the start, the ignore files above it and single files are opened through it
+	prefix  string   // display prefix for rel paths ("" inside the workspace)
 	perFile int
 	ctx     context.Context
 	stop    context.CancelFunc // ends the walk once enough results are in
@@ -115,6 +120,9 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	if kind := confine.SpecialKind(fi.Mode()); kind != "" {
+		return nil, tools.Errorf("special_file", "%w: grep %s: %w: it is a %s; grep searches regular files and directories", tools.ErrInvalidArgs, q.Path, confine.ErrSpecialFile, kind)
+	}
 	r := &run{q: q, m: m, globs: globs, base: ws.Root(), perFile: max(q.MaxResults/4, 25)}
 	if !confine.Within(r.base, start) { // a granted directory
 		r.base = start
@@ -131,6 +139,13 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if rel == "." {
 		rel = ""
 	}
+	// The walk starts through an os.Root on the base and goes on from
+	// directory descriptors, so a directory swapped for a link during the
+	// walk cannot lead it out.
+	if r.root, err = os.OpenRoot(r.base); err != nil {
+		return nil, err
+	}
+	defer r.root.Close()
 	walkCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.ctx, r.stop = walkCtx, stop
@@ -138,7 +153,10 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	if !fi.IsDir() {
 		r.perFile = q.MaxResults
 		r.slots = []*fileResult{nil}
-		r.searchFile(job{abs: start, rel: rel}, make([]byte, readChunk))
+		if _, err := r.readFile(rel, nil); errors.Is(err, confine.ErrSpecialFile) {
+			return nil, tools.Errorf("special_file", "%w: grep %s: %w", tools.ErrInvalidArgs, q.Path, err)
+		}
+		r.searchFile(job{rel: rel}, make([]byte, readChunk))
 		return r.result()
 	}
 	jobs := make(chan job, 256)
@@ -148,6 +166,7 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 			buf := make([]byte, readChunk)
 			for j := range jobs {
 				if walkCtx.Err() != nil {
+					j.dir.release()
 					continue // drain
 				}
 				buf = r.searchFile(j, buf)
@@ -156,12 +175,15 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	}
 	level := (*ignoreLevel)(nil)
 	if r.prefix == "" {
-		level = ancestorsLevel(r.base, rel)
+		level = ancestorsLevel(r.root, rel)
 		if rel != "" && level.ignored(rel, true) {
 			level = nil // an ignored directory named explicitly is searched
 		}
 	}
-	r.walk(start, rel, level, jobs)
+	if d, err := r.openStart(rel); err == nil {
+		r.walk(d, rel, level, jobs)
+		d.release()
+	}
 	close(jobs)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -170,18 +192,24 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 	return r.result()
 }
 
-// walk sends the files below dir in sorted order, depth first.
-func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
+// walk sends the files below the open directory d (at rel) in sorted
+// order, depth first. Subdirectories and files are opened relative to d,
+// one name at a time, never following a link: a directory swapped for a
+// link mid-walk cannot lead out.
+func (r *run) walk(d *dirRef, rel string, level *ignoreLevel, jobs chan<- job) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	entries, err := d.f.ReadDir(-1)
+	if err != nil && len(entries) == 0 {
 		return // unreadable directories are skipped, as by rg
 	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
-			level = level.push(dir, rel, ".gitignore")
+			if data, err := r.readAt(d, joinRel(rel, ".gitignore"), ".gitignore", nil); err == nil && len(data) <= 1<<20 {
+				level = level.pushData(rel, data)
+			}
 			break
 		}
 	}
@@ -200,7 +228,12 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 			if skipDirs[name] || level.ignored(erel, true) {
 				continue
 			}
-			r.walk(filepath.Join(dir, name), erel, level, jobs)
+			sub, err := r.openDirAt(d, erel, name)
+			if err != nil {
+				continue
+			}
+			r.walk(sub, erel, level, jobs)
+			sub.release()
 			if r.ctx.Err() != nil {
 				return
 			}
@@ -212,9 +245,11 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 			seq := len(r.slots)
 			r.slots = append(r.slots, nil)
 			r.mu.Unlock()
+			d.acquire()
 			select {
-			case jobs <- job{seq: seq, abs: filepath.Join(dir, name), rel: erel}:
+			case jobs <- job{seq: seq, rel: erel, dir: d, name: name}:
 			case <-r.ctx.Done():
+				d.release()
 				return
 			}
 		}
@@ -224,7 +259,14 @@ func (r *run) walk(dir, rel string, level *ignoreLevel, jobs chan<- job) {
 // searchFile searches one file and records the result in its slot. buf is
 // the worker's read buffer; the (maybe grown) buffer is returned.
 func (r *run) searchFile(j job, buf []byte) []byte {
-	data, buf, err := readFile(j.abs, buf)
+	var data []byte
+	var err error
+	if j.dir != nil {
+		data, err = r.readAt(j.dir, j.rel, j.name, &buf)
+		j.dir.release()
+	} else {
+		data, err = r.readFile(j.rel, &buf)
+	}
 	res := noMatch
 	if err == nil && !isBinary(data) {
 		res = r.matchFile(data, r.prefix+j.rel)

@@ -7,6 +7,14 @@
 // Files are read whole; a literal that every match must contain is found with
 // bytes.Index before the regexp ever runs, and only the line around a
 // candidate is checked.
+//
+// Confinement: the search starts through an os.Root on the workspace (or
+// the granted directory searched); from there each directory and file is
+// opened relative to its parent directory's open descriptor, one name at a
+// time and never following a link (openat with O_NOFOLLOW on Unix, the
+// os.Root elsewhere), so a directory swapped for a link mid-walk cannot
+// lead out. Opens are non-blocking, and FIFOs, sockets and devices are
+// skipped (refused when named).
 package search
 
 import (

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	gitignore "github.com/sabhiram/go-gitignore"
+
+	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // skipDirs are never searched.
@@ -41,27 +43,35 @@ func (l *ignoreLevel) ignored(rel string, isDir bool) bool {
 	return false
 }
 
-// push returns the level for directory dir (absolute) at rel when it holds a
-// readable .gitignore (or, for extra, any of the given files), else l.
-func (l *ignoreLevel) push(dir, rel string, files ...string) *ignoreLevel {
-	var lines []string
+// push returns the level for the directory rel (under root) when it holds
+// a readable .gitignore (or, for extra, any of the given files), else l. An
+// ignore file that is not a regular file (a FIFO would block the search) or
+// is over 1 MiB is skipped.
+func (l *ignoreLevel) push(root *os.Root, rel string, files ...string) *ignoreLevel {
+	var data []byte
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f))
+		b, err := confine.ReadRegular(root, filepath.Join(filepath.FromSlash(rel), f), 1<<20)
 		if err != nil {
 			continue
 		}
-		lines = append(lines, strings.Split(string(b), "\n")...)
+		data = append(append(data, b...), '\n')
 	}
-	if len(lines) == 0 {
+	return l.pushData(rel, data)
+}
+
+// pushData returns the level for the directory rel with the ignore rules
+// in data, or l when there are none.
+func (l *ignoreLevel) pushData(rel string, data []byte) *ignoreLevel {
+	if len(data) == 0 {
 		return l
 	}
-	return &ignoreLevel{parent: l, base: rel, gi: gitignore.CompileIgnoreLines(lines...)}
+	return &ignoreLevel{parent: l, base: rel, gi: gitignore.CompileIgnoreLines(strings.Split(string(data), "\n")...)}
 }
 
 // ancestorsLevel loads the ignore files from the workspace root down to (not
 // including) the directory rel where the walk starts: the walk itself loads
 // the start directory's and those below.
-func ancestorsLevel(root, rel string) *ignoreLevel {
+func ancestorsLevel(root *os.Root, rel string) *ignoreLevel {
 	l := (*ignoreLevel)(nil).push(root, "", filepath.Join(".git", "info", "exclude"))
 	if rel == "" {
 		return l
@@ -70,7 +80,7 @@ func ancestorsLevel(root, rel string) *ignoreLevel {
 	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
 		r := strings.Join(parts[:i], "/")
-		l = l.push(filepath.Join(root, filepath.FromSlash(r)), r, ".gitignore")
+		l = l.push(root, r, ".gitignore")
 	}
 	return l
 }

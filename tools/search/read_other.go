@@ -2,37 +2,25 @@
 
 package search
 
-import (
-	"io"
-	"os"
-)
+import "github.com/zqagent/sidecar/tools/confine"
 
-// readFile reads the file at p into buf (grown as needed). A file whose
-// first chunk is binary is not read further.
-func readFile(p string, buf []byte) (data, newBuf []byte, err error) {
-	f, err := os.Open(p)
+// openDirAt opens the subdirectory at rel through the run's root.
+func (r *run) openDirAt(_ *dirRef, rel string, _ string) (*dirRef, error) {
+	f, fi, err := confine.OpenRead(r.root, relPath(rel))
 	if err != nil {
-		return nil, buf, err
+		return nil, err
 	}
-	defer f.Close()
-	n := 0
-	for {
-		if n == len(buf) {
-			if n >= maxFileSize {
-				return nil, buf, errSkip
-			}
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		k, err := f.Read(buf[n:])
-		n += k
-		if err == io.EOF {
-			return buf[:n], buf, nil
-		}
-		if err != nil {
-			return nil, buf, err
-		}
-		if n == k && isBinary(buf[:n]) { // first chunk
-			return buf[:n], buf, nil
-		}
+	if !fi.IsDir() {
+		f.Close()
+		return nil, errSkip
 	}
+	return newDirRef(f), nil
+}
+
+// readAt reads the regular file at rel through the run's root.
+func (r *run) readAt(_ *dirRef, rel string, _ string, buf *[]byte) ([]byte, error) {
+	if buf == nil {
+		buf = new([]byte)
+	}
+	return r.readFile(rel, buf)
 }

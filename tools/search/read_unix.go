@@ -3,51 +3,67 @@
 package search
 
 import (
-	"syscall"
+	"os"
+
+	"golang.org/x/sys/unix"
 )
 
-// readFile reads the regular file at p into buf (grown as needed) with plain
-// system calls: no poller registration, no finalizer, and O_NOFOLLOW so that
-// a file swapped for a symlink after the walk saw it is not followed. A
-// short read is the end of a regular file. A file whose first chunk is
-// binary is not read further.
-func readFile(p string, buf []byte) (data, newBuf []byte, err error) {
-	fd, err := open(p)
+// openat opens name, one component, relative to the open directory d:
+// never following a link (O_NOFOLLOW) and never blocking (O_NONBLOCK).
+func openat(d *dirRef, name string, flags int) (int, error) {
+	rc, err := d.f.SyscallConn()
 	if err != nil {
-		return nil, buf, err
+		return -1, err
 	}
-	defer syscall.Close(fd)
-	n := 0
-	for {
-		if n == len(buf) {
-			if n >= maxFileSize {
-				return nil, buf, errSkip
+	fd, oerr := -1, error(nil)
+	if err := rc.Control(func(dfd uintptr) {
+		for {
+			fd, oerr = unix.Openat(int(dfd), name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+			if oerr != unix.EINTR {
+				return
 			}
-			buf = append(buf, make([]byte, len(buf))...)
 		}
-		want := len(buf) - n
-		k, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, buf, err
-		}
-		n += k
-		if k < want || k == 0 {
-			return buf[:n], buf, nil
-		}
-		if n == k && isBinary(buf[:n]) { // first chunk
-			return buf[:n], buf, nil
-		}
+	}); err != nil {
+		return -1, err
 	}
+	return fd, oerr
 }
 
-func open(p string) (int, error) {
-	for {
-		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-		if err != syscall.EINTR {
-			return fd, err
-		}
+// openDirAt opens the subdirectory name of d (at rel).
+func (r *run) openDirAt(d *dirRef, _ string, name string) (*dirRef, error) {
+	fd, err := openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
 	}
+	return newDirRef(os.NewFile(uintptr(fd), name)), nil
+}
+
+// readAt reads the regular file name of d (at rel) into *buf (nil: a
+// buffer of its own) with plain system calls: no poller registration, no
+// finalizer. A FIFO, socket or device, even one swapped in after the walk
+// saw a regular file, is skipped without blocking.
+func (r *run) readAt(d *dirRef, _ string, name string, buf *[]byte) ([]byte, error) {
+	fd, err := openat(d, name, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, errSkip
+	}
+	if buf == nil {
+		buf = new([]byte)
+	}
+	return readAll(func(p []byte) (int, error) {
+		for {
+			n, err := unix.Read(fd, p)
+			if err != unix.EINTR {
+				return n, err
+			}
+		}
+	}, buf)
 }

@@ -11,7 +11,11 @@
 // with the user's own git configuration. A timeout, an interrupted turn
 // (ctx), shell_task_kill and Manager.Close end the whole group, grandchildren
 // included; when a command's shell exits, whatever it left running in its
-// group is ended too.
+// group is ended too. Each command also runs in a process jail
+// (proc.Jail, a sub-jail of the session's), which holds what leaves the
+// group (setsid, double fork): it is killed when the command ends, and
+// the session's jail when the Manager closes, so no process outlives its
+// session.
 //
 // Concurrency: a Manager belongs to one session and is safe for concurrent
 // use. Each task has two or three goroutines (output copy, wait, timeout)
@@ -55,8 +59,9 @@ type Options struct {
 	// environment (proc.Env), for example the host's PATH additions.
 	Env []string
 	// Wrap, when set, rewrites the final argv, e.g. to run it inside an OS
-	// sandbox (bwrap, sandbox-exec).
-	Wrap func(argv []string) []string
+	// sandbox (bwrap, sandbox-exec). An error refuses the command (a
+	// required sandbox that is not available) and is the tool's error.
+	Wrap func(argv []string) ([]string, error)
 	// DefaultTimeout applies to foreground commands without timeout_ms.
 	DefaultTimeout time.Duration
 	// MaxTimeout caps timeout_ms.
@@ -106,6 +111,7 @@ type Manager struct {
 
 	mu     sync.Mutex
 	closed bool             // guarded by mu
+	jail   *proc.Jail       // guarded by mu; holds every process the session's commands start; made by the first command
 	seq    int              // guarded by mu; last task number
 	tasks  map[string]*task // guarded by mu; background tasks by id
 	fg     map[*task]bool   // guarded by mu; foreground commands running
@@ -146,7 +152,14 @@ func (m *Manager) Close() error {
 	}
 	wg.Wait()
 	m.wg.Wait()
-	return nil
+	// What left its group and outlived its command's jail (none should).
+	m.mu.Lock()
+	jail := m.jail
+	m.mu.Unlock()
+	if jail == nil {
+		return nil
+	}
+	return jail.Close()
 }
 
 // TaskInfo describes a background task (for hosts that list them).
@@ -201,7 +214,9 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 	}
 	argv := shellArgv(m.shell, command)
 	if m.opts.Wrap != nil {
-		argv = m.opts.Wrap(argv)
+		if argv, err = m.opts.Wrap(argv); err != nil {
+			return nil, err
+		}
 	}
 	half := m.opts.MaxOutput / 2
 	out := newOutput(half, m.opts.MaxOutput-half)
@@ -223,7 +238,10 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 		m.seq++
 		t.id = "task-" + strconv.Itoa(m.seq)
 	}
-	if err := t.start(&m.wg, argv, env, timeout); err != nil {
+	if m.jail == nil {
+		m.jail = proc.NewJail()
+	}
+	if err := t.start(&m.wg, m.jail.Sub(), argv, env, timeout); err != nil {
 		return nil, err
 	}
 	if background {

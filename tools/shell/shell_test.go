@@ -481,9 +481,9 @@ func TestShellMetadata(t *testing.T) {
 
 func TestWrap(t *testing.T) {
 	var seen []string
-	f := newFixture(t, Options{Wrap: func(argv []string) []string {
+	f := newFixture(t, Options{Wrap: func(argv []string) ([]string, error) {
 		seen = argv
-		return append([]string{"/usr/bin/env", "WRAPPED=1"}, argv...)
+		return append([]string{"/usr/bin/env", "WRAPPED=1"}, argv...), nil
 	}})
 	r := f.run(t, map[string]any{"command": "echo $WRAPPED"})
 	if r.Output != "1\n" || len(seen) != 3 || seen[0] != Interpreter() || seen[1] != "-c" {

@@ -57,10 +57,11 @@ type task struct {
 	ended    time.Time // guarded by mu
 }
 
-// start launches argv in its own process group, writing combined stdout and
-// stderr to t.out, and hands the goroutines that wait for it to wg. When the
-// shell exits, whatever it left running in its group is killed.
-func (t *task) start(wg *sync.WaitGroup, argv []string, env []string, timeout time.Duration) error {
+// start launches argv in its own process group inside jail, writing
+// combined stdout and stderr to t.out, and hands the goroutines that wait
+// for it to wg. When the shell exits, whatever it left running in its group
+// or its jail is killed.
+func (t *task) start(wg *sync.WaitGroup, jail *proc.Jail, argv []string, env []string, timeout time.Duration) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)
@@ -72,9 +73,10 @@ func (t *task) start(wg *sync.WaitGroup, argv []string, env []string, timeout ti
 	cmd.Stderr = w
 	proc.SetGroup(cmd)
 	platformCmd(cmd)
-	err = cmd.Start()
+	err = jail.Start(cmd)
 	w.Close() // the child holds its own copy
 	if err != nil {
+		_ = jail.Close()
 		r.Close()
 		return fmt.Errorf("start command: %w", err)
 	}
@@ -106,6 +108,7 @@ func (t *task) start(wg *sync.WaitGroup, argv []string, env []string, timeout ti
 		// The shell is gone; end what it left behind (background jobs) so
 		// that nothing outlives the command and the pipe reaches EOF.
 		_ = proc.ReleaseGroup(t.pid, t.grace)
+		_ = jail.Close() // and what left the group (setsid, double fork)
 		<-drained
 		t.finish(err)
 	})

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package confine
+
+// oNonblock: Windows has no FIFOs in the file system to block on.
+const oNonblock = 0

@@ -40,6 +40,8 @@ deps:
 test: deps lint test-go
 
 test-go:
+	@# The permission bypass corpus, with its rows per family (issue 14).
+	@$(GO) test -count=1 -run '^TestBypassCorpus$$' -v ./engine/permission/ | grep 'bypass corpus'
 	scripts/with-keyring.sh $(GO) test -race -count=1 -timeout 20m ./...
 
 lint: vet staticcheck fmt-check cross

@@ -32,6 +32,9 @@ const (
 	EventDirectoryRequested EventType = "directory_requested"
 	EventLLMRetry           EventType = "llm_retry"
 	EventSessionNamed       EventType = "session_named"
+	// EventTurnSuspended is recorded by the host, never by the engine: at
+	// start, for a turn that waited for answers when the process died.
+	EventTurnSuspended EventType = "turn_suspended"
 )
 
 // AllEventTypes lists every event type, in the seed's order.
@@ -41,6 +44,7 @@ var AllEventTypes = []EventType{
 	EventIterationEnd, EventTurnEnd, EventError, EventInterrupted, EventCompacting,
 	EventCompacted, EventQueueSteering, EventLLMRequest, EventAskUserQuestion,
 	EventPlanProposed, EventDirectoryRequested, EventLLMRetry, EventSessionNamed,
+	EventTurnSuspended,
 }
 
 // Interactive reports whether events of this type wait for an answer through
@@ -99,6 +103,9 @@ func (t task) taskID() string { return t.TaskID }
 // TurnStartData: a turn begins.
 type TurnStartData struct {
 	task
+	// Resumed: this continues a turn (same taskId) that was suspended or
+	// died with its calls unanswered; it is not a new turn.
+	Resumed         bool                   `json:"resumed,omitempty"`
 	Input           string                 `json:"input"`
 	AttachmentCount int                    `json:"attachmentCount,omitempty"`
 	Attachments     []llm.StoredAttachment `json:"attachments,omitempty"`
@@ -187,6 +194,16 @@ type TurnEndData struct {
 	// Reason says why a turn ended that was not completed (e.g.
 	// "sidecar_restart" for turns found dead at start).
 	Reason string `json:"reason,omitempty"`
+}
+
+// TurnSuspendedData: the turn waited for answers when the sidecar stopped;
+// it is not over. Its requests stay answerable; the last answer (or
+// turn.resume) resumes it under the same taskId, and turn.interrupt ends
+// it. Recorded by the host at start, never by the engine.
+type TurnSuspendedData struct {
+	task
+	Reason          string   `json:"reason"` // sidecar_restart
+	PendingRequests []string `json:"pendingRequests"`
 }
 
 // ErrorData: the engine or the model failed.
@@ -342,6 +359,7 @@ func (PlanProposedData) eventType() EventType       { return EventPlanProposed }
 func (DirectoryRequestedData) eventType() EventType { return EventDirectoryRequested }
 func (LLMRetryData) eventType() EventType           { return EventLLMRetry }
 func (SessionNamedData) eventType() EventType       { return EventSessionNamed }
+func (TurnSuspendedData) eventType() EventType      { return EventTurnSuspended }
 
 // RawData is event data of a type this package does not define (forwarded
 // subagent events, host events); it marshals as the raw JSON object.

@@ -18,6 +18,13 @@ import (
 func (e *Engine) Run(ctx context.Context, in Input) iter.Seq[Event] {
 	return e.start(ctx, in.TaskID, func(t *turn) string {
 		e.stripOldAttachments()
+		// Calls a turn left unanswered (it was interrupted while suspended, or
+		// died with the process) get a result first: a model API refuses a
+		// history with tool calls that have none.
+		for _, c := range e.unansweredCalls() {
+			e.appendMessage(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
+				Content: *errorJSON("this call did not complete: its turn was interrupted before it finished (it may not have run)", "interrupted")})
+		}
 		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: in.Text, Attachments: in.Attachments, AttachmentRefs: in.Refs})
 		if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: in.Text, AttachmentCount: len(in.Attachments), Attachments: in.Refs}}) {
 			return StatusInterrupted
@@ -64,7 +71,7 @@ func (e *Engine) ResumeTurn(ctx context.Context, taskID string) iter.Seq[Event] 
 		}
 		for ev := range e.start(ctx, taskID, func(t *turn) string {
 			calls := e.unansweredCalls()
-			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: ""}}) {
+			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Resumed: true, Input: ""}}) {
 				return StatusInterrupted
 			}
 			t.iteration = 1
@@ -92,6 +99,10 @@ func (e *Engine) Suspend() {
 		e.cancel()
 	}
 }
+
+// Resumable reports whether ResumeTurn would do anything: the last
+// assistant message has tool calls without results.
+func (e *Engine) Resumable() bool { return len(e.unansweredCalls()) > 0 }
 
 // unansweredCalls returns the tool calls of the last assistant message that
 // have no tool result after it.

@@ -40,7 +40,7 @@ type SessionInfo struct {
 	Agent       string          `json:"agent"`
 	Provider    string          `json:"provider"` // provider profile (providers.list)
 	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
-	Status      string          `json:"status"`   // idle | running | interrupted (as stored)
+	Status      string          `json:"status"`   // idle | running | interrupted | suspended (interrupted with answerable requests)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
 	LastSeq     int64           `json:"lastSeq"`
@@ -87,13 +87,29 @@ func (s *Server) sessionInfo(ss store.Session) SessionInfo {
 	if h := s.loadedHost(ss.ID); h != nil {
 		running = h.running()
 	}
+	status := ss.Status
+	if status == store.StatusInterrupted && !running && s.suspended(s.ctx, ss.ID) {
+		status = StatusSuspended
+	}
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
-		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: ss.Status, Running: running,
+		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
 	}
+}
+
+// StatusSuspended is the wire status of a session whose last turn died
+// waiting for answers (stored as interrupted): its requests can still be
+// answered, and the answer resumes the turn.
+const StatusSuspended = "suspended"
+
+// suspended reports whether an interrupted session still has unanswered
+// requests (its turn is suspended, not over).
+func (s *Server) suspended(ctx context.Context, sessionID string) bool {
+	pend, err := s.opts.Store.PendingRequests(ctx, sessionID)
+	return err == nil && len(pend) > 0
 }
 
 func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {

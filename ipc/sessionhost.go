@@ -136,6 +136,16 @@ func (h *sessionHost) setStateLocked(st hostState) {
 	h.state = st
 }
 
+// currentTurn is the id of the turn the runner works on ("" when idle).
+func (h *sessionHost) currentTurn() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == hostIdle {
+		return ""
+	}
+	return h.current
+}
+
 func (h *sessionHost) running() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

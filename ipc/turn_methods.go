@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/store"
 )
 
 func (s *Server) turnRoutes() map[string]handler {
@@ -53,6 +54,11 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
+	// A new turn ends a suspended one (its requests are closed, it gets its
+	// one turn_end) rather than leaving it answerable behind the new turn.
+	if _, err := s.endSuspended(ctx, h); err != nil {
+		return nil, err
+	}
 	id := newTurnID()
 	pos, err := h.enqueue(turnJob{kind: jobStart, id: id, input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
 	if err != nil {
@@ -72,6 +78,15 @@ func (s *Server) turnInterrupt(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	running, dropped := h.interrupt()
+	if !running {
+		// A suspended turn (it died waiting for answers) ends here: its
+		// requests are closed and it gets its one turn_end.
+		ended, err := s.endSuspended(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		running = ended
+	}
 	return struct {
 		Interrupted bool     `json:"interrupted"`
 		Dropped     []string `json:"dropped"`
@@ -115,12 +130,23 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	if h.running() {
-		return nil, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
-	}
 	turnID, err := s.resumeTurnID(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
+	}
+	if cur := h.currentTurn(); cur != "" {
+		if cur == turnID {
+			// An answer already resumed this turn: nothing more to do.
+			return TurnResult{TurnID: turnID}, nil
+		}
+		return nil, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
+	}
+	eng, err := h.engine(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if !eng.Resumable() {
+		return nil, fmt.Errorf("%w: session %s has no turn to resume (its last turn left no call unanswered)", ErrConflict, p.SessionID)
 	}
 	pos, err := h.enqueue(turnJob{kind: jobResume, id: turnID})
 	if err != nil {
@@ -193,4 +219,53 @@ func (s *Server) turnUnsteer(ctx context.Context, _ *conn, raw json.RawMessage) 
 	return struct {
 		Removed bool `json:"removed"`
 	}{removed}, nil
+}
+
+// SuspendedEndReason is the turn_end reason of a suspended turn that
+// turn.interrupt ended.
+const SuspendedEndReason = "interrupted_while_suspended"
+
+// endSuspended ends the session's suspended turn, if it has one (it died
+// waiting for answers): it records the turn's interrupted event and its one
+// turn_end, which closes its requests in the same transaction, and reports
+// whether there was such a turn.
+func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error) {
+	h.resumeMu.Lock() // never at the same time as an answer's resume
+	defer h.resumeMu.Unlock()
+	if h.running() {
+		return false, nil
+	}
+	ss, err := s.opts.Store.Session(ctx, h.id)
+	if err != nil {
+		return false, err
+	}
+	if ss.Status != store.StatusInterrupted || !s.suspended(ctx, h.id) {
+		return false, nil
+	}
+	turnID, err := s.resumeTurnID(ctx, h.id)
+	if err != nil {
+		return false, err
+	}
+	task := appendJSONString(nil, turnID)
+	evs := []engine.Event{
+		{Type: engine.EventInterrupted, Data: engine.RawData{Kind: engine.EventInterrupted,
+			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"iterations":0}`)}},
+		{Type: engine.EventTurnEnd, Data: engine.RawData{Kind: engine.EventTurnEnd,
+			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
+	}
+	for _, ev := range evs {
+		in, err := eventInput(h.rec, ev, nil)
+		if err != nil {
+			return false, err
+		}
+		in.TurnID = turnID
+		if ev.Type == engine.EventTurnEnd {
+			in.ClosePending = true // its requests are no longer answerable
+		}
+		s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	}
+	if err := s.opts.Store.Flush(ctx); err != nil {
+		return false, err
+	}
+	return true, nil
 }

@@ -248,8 +248,11 @@ func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported
 		require.Equal(t, ended[e.TurnID] == "completed", r.Answered, "request of turn %s (%q)", e.TurnID, ended[e.TurnID])
 	}
 
-	// Recovery: a session killed mid-turn gets its turn_end; its request stays.
+	// Recovery: a session killed mid-turn gets its turn_end, or, when its
+	// request was still open, a turn_suspended; its request stays.
 	ss, err := s.Session(ctx, sid)
+	require.NoError(t, err)
+	open, err := s.PendingRequests(ctx, sid)
 	require.NoError(t, err)
 	ids, err := s.RecoverInterrupted(ctx)
 	require.NoError(t, err)
@@ -261,10 +264,21 @@ func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported
 	tail, err := s.EventsAfter(ctx, sid, last, 10)
 	require.NoError(t, err)
 	require.Len(t, tail, 1)
-	require.Equal(t, "turn_end", tail[0].Type)
-	var d turnEnd
-	require.NoError(t, json.Unmarshal(tail[0].Data, &d))
-	require.Equal(t, turnEnd{TaskID: tail[0].TurnID, Status: "interrupted", ProducedFiles: []string{}, Reason: RestartReason}, d)
+	if len(open) > 0 {
+		require.Equal(t, "turn_suspended", tail[0].Type)
+		var d turnSuspended
+		require.NoError(t, json.Unmarshal(tail[0].Data, &d))
+		ids := make([]string, len(open))
+		for i, r := range open {
+			ids[i] = r.RequestID
+		}
+		require.Equal(t, turnSuspended{TaskID: tail[0].TurnID, Reason: RestartReason, PendingRequests: ids}, d)
+	} else {
+		require.Equal(t, "turn_end", tail[0].Type)
+		var d turnEnd
+		require.NoError(t, json.Unmarshal(tail[0].Data, &d))
+		require.Equal(t, turnEnd{TaskID: tail[0].TurnID, Status: "interrupted", ProducedFiles: []string{}, Reason: RestartReason}, d)
+	}
 	ss, err = s.Session(ctx, sid)
 	require.NoError(t, err)
 	require.Equal(t, StatusInterrupted, ss.Status)

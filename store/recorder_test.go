@@ -136,8 +136,10 @@ func TestRecorderTurn(t *testing.T) {
 	require.ErrorIs(t, <-errc, ErrInvalid)
 }
 
-// TestRecoverInterrupted: a session left running by a dead process gets a
-// synthetic turn_end and keeps its pending request answerable.
+// TestRecoverInterrupted: a session left running by a dead process while
+// it waited for an answer gets a turn_suspended (not a turn_end: the turn
+// is not over) and keeps its pending request answerable; one with nothing
+// pending gets its one turn_end.
 func TestRecoverInterrupted(t *testing.T) {
 	ctx := ctxT(t)
 	dir := t.TempDir()
@@ -162,9 +164,9 @@ func TestRecoverInterrupted(t *testing.T) {
 	evs := allEvents(t, s, running.ID)
 	require.Len(t, evs, 3)
 	requireGapFree(t, evs)
-	require.Equal(t, "turn_end", evs[2].Type)
+	require.Equal(t, "turn_suspended", evs[2].Type)
 	require.Equal(t, "tA", evs[2].TurnID)
-	require.JSONEq(t, `{"taskId":"tA","status":"interrupted","iterations":0,"produced_files":[],"reason":"sidecar_restart"}`,
+	require.JSONEq(t, `{"taskId":"tA","reason":"sidecar_restart","pendingRequests":["dreq"]}`,
 		string(evs[2].Data))
 	st, err := s.Session(ctx, running.ID)
 	require.NoError(t, err)

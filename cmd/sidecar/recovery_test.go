@@ -83,18 +83,20 @@ func TestE2ESigkillWhileApprovalPendingThenRestart(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "session.list", map[string]string{"projectId": projects.Projects[0].ProjectID}, &list))
 	require.Len(t, list.Sessions, 1)
 	require.Equal(t, e.sid, list.Sessions[0].SessionID)
-	require.Equal(t, "interrupted", list.Sessions[0].Status)
+	require.Equal(t, "suspended", list.Sessions[0].Status, "it waits for an answer")
 
 	res, err := c.Subscribe(tctx(t), e.sid, lastSeq)
 	require.NoError(t, err)
 	require.Len(t, res.PendingRequests, 1)
 	require.Equal(t, rid, res.PendingRequests[0].RequestID)
 	require.Equal(t, turnID, res.PendingRequests[0].TurnID)
-	// The restart recorded a turn_end (sidecar_restart) for the dead turn.
+	// The restart suspended the dead turn (it is not over: no turn_end).
 	ev, err := c.NextEvent(tctx(t), e.sid)
 	require.NoError(t, err)
-	require.Equal(t, "turn_end", ev.Type)
+	require.Equal(t, "turn_suspended", ev.Type)
+	require.Equal(t, turnID, ev.TurnID)
 	require.Equal(t, "sidecar_restart", dataOf(t, ev)["reason"])
+	require.Equal(t, []any{rid}, dataOf(t, ev)["pendingRequests"])
 
 	var answer struct {
 		Answered bool `json:"answered"`
@@ -111,6 +113,23 @@ func TestE2ESigkillWhileApprovalPendingThenRestart(t *testing.T) {
 	b, err := os.ReadFile(marker)
 	require.NoError(t, err)
 	require.Equal(t, "resumed\n", string(b))
+	require.True(t, dataOf(t, rest[0])["resumed"].(bool), "the resumed turn's turn_start says so")
+
+	// Nothing is left to resume, and the whole history has exactly one
+	// turn_end for the turn.
+	err = c.Call(tctx(t), "turn.resume", map[string]string{"sessionId": e.sid}, nil)
+	require.Equal(t, client.CodeConflict, client.Code(err), "nothing to resume")
+	c3 := p2.connect(t)
+	_, err = c3.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	all := untilType(t, c3, e.sid, "turn_end")
+	ends := 0
+	for _, ev := range all {
+		if ev.Type == "turn_end" && ev.TurnID == turnID {
+			ends++
+		}
+	}
+	require.Equal(t, 1, ends, "exactly one turn_end for the turn across the restart")
 
 	var got struct {
 		Session struct {
@@ -173,4 +192,78 @@ func TestE2EGrantsAndModeSurviveRestart(t *testing.T) {
 	require.Empty(t, ofType(rest, "permission_required"), "the always_tool grant survived the restart")
 	require.Equal(t, "ok", dataOf(t, ofType(rest, "tool_finished")[0])["status"])
 	require.Equal(t, "no question asked", deltaText(t, rest))
+}
+
+// TestE2ESuspendedTurnResumeIsNoopThenInterrupt: after a restart, the
+// answer resumes the suspended turn; turn.resume while it runs is a no-op
+// with the same turnId; turn.interrupt ends it; one turn_end in all.
+func TestE2ESuspendedTurnResumeIsNoopThenInterrupt(t *testing.T) {
+	first := writeScript(t, calls("", toolCall("c1", "run_shell", map[string]any{"command": "echo hi"})))
+	e := setup(t, first, nil)
+	turnID, err := e.c.StartTurn(tctx(t), e.sid, "do it")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "permission_required")
+	rid := dataOf(t, evs[len(evs)-1])["requestId"].(string)
+	require.NoError(t, e.p.cmd.Process.Signal(syscall.SIGKILL))
+	require.True(t, e.p.waitFor(10*time.Second))
+
+	second := writeScript(t, map[string]any{"text": "thinking", "stall": true})
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+second)
+	c := p2.connect(t)
+	_, err = c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	untilType(t, c, e.sid, "turn_suspended")
+	require.NoError(t, c.Respond(tctx(t), e.sid, rid, map[string]string{"outcome": "once"}))
+	untilType(t, c, e.sid, "assistant_delta") // the resumed turn streams, then stalls
+
+	var rr struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, c.Call(tctx(t), "turn.resume", map[string]string{"sessionId": e.sid}, &rr))
+	require.Equal(t, turnID, rr.TurnID, "a no-op on the turn the answer resumed")
+	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": e.sid}, nil))
+	end := untilType(t, c, e.sid, "turn_end")
+	require.Equal(t, "interrupted", dataOf(t, end[len(end)-1])["status"])
+
+	c2 := p2.connect(t)
+	_, err = c2.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	all := untilType(t, c2, e.sid, "turn_end")
+	require.Equal(t, turnID, all[len(all)-1].TurnID)
+	require.Len(t, ofType(all, "turn_end"), 1)
+}
+
+// TestE2EInterruptSuspendedTurn: turn.interrupt ends a suspended turn: its
+// one turn_end, its requests closed (answering one is a conflict).
+func TestE2EInterruptSuspendedTurn(t *testing.T) {
+	first := writeScript(t, calls("", toolCall("c1", "run_shell", map[string]any{"command": "echo never"})))
+	e := setup(t, first, nil)
+	turnID, err := e.c.StartTurn(tctx(t), e.sid, "do it")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "permission_required")
+	rid := dataOf(t, evs[len(evs)-1])["requestId"].(string)
+	require.NoError(t, e.p.cmd.Process.Signal(syscall.SIGKILL))
+	require.True(t, e.p.waitFor(10*time.Second))
+
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("new turn")))
+	c := p2.connect(t)
+	_, err = c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	untilType(t, c, e.sid, "turn_suspended")
+	var res struct {
+		Interrupted bool `json:"interrupted"`
+	}
+	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": e.sid}, &res))
+	require.True(t, res.Interrupted)
+	end := untilType(t, c, e.sid, "turn_end")
+	require.Equal(t, turnID, end[len(end)-1].TurnID)
+	require.Equal(t, "interrupted", dataOf(t, end[len(end)-1])["status"])
+	require.Equal(t, client.CodeConflict, client.Code(c.Respond(tctx(t), e.sid, rid, map[string]string{"outcome": "once"})))
+
+	// The next turn runs normally (the unanswered call got a result).
+	_, err = c.StartTurn(tctx(t), e.sid, "again")
+	require.NoError(t, err)
+	rest := untilType(t, c, e.sid, "turn_end")
+	require.Equal(t, "new turn", deltaText(t, rest))
+	require.Equal(t, "completed", dataOf(t, rest[len(rest)-1])["status"])
 }

@@ -29,6 +29,13 @@ type conn struct {
 	closeOnce             sync.Once
 	closeCh               chan closeReq // capacity 1; the writer closes the socket
 
+	// subMu makes a session.subscribe's fence of the old subscription and
+	// install of the new one one step (requests of a connection run
+	// concurrently: a second subscribe must fence the first one's stream,
+	// not miss it), and likewise session.unsubscribe. It is never held
+	// across an answer. Taken before mu.
+	subMu sync.Mutex
+
 	mu       sync.Mutex               // guards subs, turnSess
 	subs     map[string]*subscription // by session id
 	turnSess map[string]struct{}      // sessions this connection started turns in

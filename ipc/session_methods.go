@@ -376,19 +376,23 @@ func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMess
 	// before the answer is queued. What it already queued reaches the
 	// client before the answer, so the new stream starts after it: no seq
 	// is sent twice on one connection, none is skipped.
-	after := p.AfterSeq
+	// Fence and install are one step under c.subMu, so a concurrent
+	// subscribe of this connection fences this one. The new pump starts
+	// now but sends nothing before the answer is queued (markReady).
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
 	sent, err := c.fenceSub(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	after = max(after, sent)
+	after := max(p.AfterSeq, sent)
 	sub := newSubscription(h, c)
+	sub.sent.Store(after)
 	upTo, running := h.subscribe(sub)
+	c.setSub(sub)
+	c.wg.Go(func() { sub.pump(after, upTo) })
 	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
-	return followUp{result: res, after: func() {
-		c.setSub(sub)
-		c.wg.Go(func() { sub.pump(after, upTo) })
-	}}, nil
+	return followUp{result: res, after: sub.markReady}, nil
 }
 
 func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
@@ -396,6 +400,8 @@ func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMe
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
 	sent, err := c.fenceSub(ctx, p.SessionID)
 	if err != nil {
 		return nil, err

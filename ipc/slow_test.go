@@ -30,6 +30,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, q: newSendQueue(1), subs: map[string]*subscription{}}
 	sub := newSubscription(h, stuck)
 	upTo, _ := h.subscribe(sub)
+	sub.markReady()
 	go sub.pump(0, upTo)
 
 	_, err = c.StartTurn(tctx(t), sid, "go")

@@ -34,11 +34,13 @@ type subscription struct {
 	live  []liveEvent // committed events not yet taken by pump
 	spare []liveEvent
 
-	sent     atomic.Int64  // last seq handed to the connection's queue
-	done     chan struct{} // closed when pump returns
-	dropOnce sync.Once
-	dropped  chan struct{} // closed when the session dropped this subscriber
-	reason   string        // why it was dropped; written before dropped is closed
+	sent      atomic.Int64  // last seq handed to the connection's queue
+	ready     chan struct{} // closed once the subscribe answer is queued
+	readyOnce sync.Once
+	done      chan struct{} // closed when pump returns
+	dropOnce  sync.Once
+	dropped   chan struct{} // closed when the session dropped this subscriber
+	reason    string        // why it was dropped; written before dropped is closed
 }
 
 func newSubscription(h *sessionHost, c *conn) *subscription {
@@ -51,9 +53,13 @@ func newSubscription(h *sessionHost, c *conn) *subscription {
 		ctx:     ctx,
 		cancel:  cancel,
 		dropped: make(chan struct{}),
+		ready:   make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 }
+
+// markReady lets pump send: the subscribe answer is queued.
+func (sub *subscription) markReady() { sub.readyOnce.Do(func() { close(sub.ready) }) }
 
 // push offers a live event; false means the buffer is full.
 func (sub *subscription) push(ev liveEvent) bool {
@@ -109,6 +115,11 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 	defer close(sub.done)
 	defer sub.h.removeSub(sub)
 	defer sub.cancel()
+	select {
+	case <-sub.ready: // nothing goes out before the subscribe answer
+	case <-sub.ctx.Done():
+		return
+	}
 	last := afterSeq
 	sub.sent.Store(afterSeq)
 	st := sub.c.s.opts.Store

@@ -112,6 +112,7 @@ type Server struct {
 
 	termSubs termRegistry    // terminal subscriptions per connection (terminal_stream.go)
 	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
+	search   searchCache     // the web_search backend (websearch.go)
 }
 
 // New returns a server; nothing is listening yet.

@@ -23,8 +23,9 @@ type Options struct {
 	HTTPClient *http.Client
 	// AllowPrivate lets web_fetch reach loopback and private addresses.
 	AllowPrivate bool
-	// Search backs web_search; nil makes web_search answer that no search
-	// backend is configured.
+	// Search backs web_search. While it is nil (or a SwitchableBackend
+	// that is not Configured), web_search is not offered to the model and a
+	// call to it is refused.
 	Search SearchBackend
 	// MaxBytes caps the download (default 5 MB).
 	MaxBytes int64
@@ -85,9 +86,10 @@ func RegisterWebTools(reg *tools.Registry, opts Options) {
 	meta = networkMeta
 	meta.Capabilities = []string{"network", "search"}
 	reg.MustRegister(tools.Spec{
-		Name:    "web_search",
-		Schema:  schema("web_search", webSearchDescription, webSearchParams),
-		Meta:    meta,
-		Handler: s.handle,
+		Name:      "web_search",
+		Schema:    schema("web_search", webSearchDescription, webSearchParams),
+		Meta:      meta,
+		Handler:   s.handle,
+		Available: s.available,
 	})
 }

@@ -45,6 +45,15 @@ type SearchBackend interface {
 	Search(ctx context.Context, query string, n int) ([]SearchResult, error)
 }
 
+// SwitchableBackend is a SearchBackend that may be configured or not at run
+// time (the sidecar's search.set): web_search is offered to the model only
+// while Configured reports true. Configured is asked before every model
+// request, so it must be fast.
+type SwitchableBackend interface {
+	SearchBackend
+	Configured() bool
+}
+
 type searcher struct {
 	backend SearchBackend
 	timeout time.Duration
@@ -59,6 +68,18 @@ type searchArgs struct {
 type searchOutput struct {
 	Query   string         `json:"query"`
 	Results []SearchResult `json:"results"`
+}
+
+// available reports whether web_search can be offered: a backend is set
+// and, when it can be switched off, is configured.
+func (s *searcher) available() bool {
+	if s.backend == nil {
+		return false
+	}
+	if b, ok := s.backend.(SwitchableBackend); ok {
+		return b.Configured()
+	}
+	return true
 }
 
 func (s *searcher) handle(ctx context.Context, call tools.Call) (any, error) {

@@ -53,9 +53,11 @@ type DefaultOptions struct {
 	ThresholdPct        float64
 	SoftThresholdPct    float64
 	CapTokens           int
-	// SessionDir is the session's own folder (tool results default to
-	// SessionDir/tool-results).
-	SessionDir      string
+	// SessionDir is the session's own folder.
+	SessionDir string
+	// ToolResultDir is where over-budget tool results are spilled; default
+	// TOOL_RESULT_DIR, else SessionDir/tool-results. It is granted to the
+	// session read-only so that the model can read_file the path it is given.
 	ToolResultDir   string
 	LogDir          string // provider audit log (only for the default provider)
 	DefaultApproval permission.DefaultApproval
@@ -123,8 +125,18 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		po.LogDir = o.LogDir
 		o.Provider = openai.New(po)
 	}
+	if o.ToolResultDir == "" {
+		o.ToolResultDir = os.Getenv("TOOL_RESULT_DIR")
+	}
 	if o.ToolResultDir == "" && o.SessionDir != "" {
 		o.ToolResultDir = filepath.Join(o.SessionDir, "tool-results")
+	}
+	if o.ToolResultDir != "" {
+		// The model is given the spilled file's path: make it absolute, so
+		// read_file finds it whatever the process's working directory.
+		if abs, err := filepath.Abs(o.ToolResultDir); err == nil {
+			o.ToolResultDir = abs
+		}
 	}
 	sb, err := sandbox.Resolve(o.Sandbox)
 	if err != nil {

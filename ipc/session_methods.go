@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
@@ -255,6 +256,9 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 	sv, vcsErr := s.vcsOf(ctx, p.SessionID) // resolved before the row goes
 	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
 		return nil, err
+	}
+	if dir := toolResultDir(s.opts.Store.SessionDir(p.SessionID), p.SessionID); dir != "" {
+		_ = os.RemoveAll(dir) // spilled results outside the session folder (TOOL_RESULT_DIR)
 	}
 	if vcsErr == nil {
 		// Drop the session's snapshot refs; the workspace is not touched.

@@ -37,7 +37,7 @@ var envHelp = [][2]string{
 	{"EXPLORE_MAX_ITERATIONS", "model rounds of the explore subagent"},
 	{"TOOL_RESULT_MAX_CHARS", "a tool result longer than this is cut"},
 	{"TOOL_RESULT_SAVE_THRESHOLD", "a tool result longer than this is spilled to a file"},
-	{"TOOL_RESULT_DIR", "where spilled tool results go (default: the session's folder)"},
+	{"TOOL_RESULT_DIR", "where spilled tool results go, in a folder per session (default: the session's folder); the session's read_file can read them"},
 	{"MCP_CALL_TIMEOUT_MS", "timeout of one MCP tool call"},
 	{"SHELL", "the login shell of PTY terminals (never used for run_shell)"},
 	{"DBUS_SESSION_BUS_ADDRESS", "Linux: the session bus of the Secret Service keychain (never autolaunched)"},

@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
@@ -68,8 +69,9 @@ type DefaultOptions struct {
 	// Watcher is the project's file watcher feeding ConflictGuard; nil makes
 	// the guard fall back to hash checks.
 	Watcher *conflict.Watcher
-	// Web configures web_fetch and web_search (search backend, private
-	// addresses).
+	// Web configures web_fetch, web_search and the media tool's URL
+	// downloads (search backend, private addresses, HTTP client); a nil
+	// Web.HTTPClient dials through SOCKS5_PROXY when it is set.
 	Web web.Options
 	// Compactor manages the context window; nil = the default compactor
 	// (NewCompactor), unless NoCompaction.
@@ -136,6 +138,13 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		// read_file finds it whatever the process's working directory.
 		if abs, err := filepath.Abs(o.ToolResultDir); err == nil {
 			o.ToolResultDir = abs
+		}
+	}
+	if o.Web.HTTPClient == nil {
+		// SOCKS5_PROXY applies to the network tools as to the model:
+		// web_fetch, web_search's backends and media URLs dial through it.
+		if o.Web.HTTPClient, err = netproxy.EnvClient(); err != nil {
+			return nil, nil, fmt.Errorf("new default engine: %w", err)
 		}
 	}
 	sb, err := sandbox.Resolve(o.Sandbox)

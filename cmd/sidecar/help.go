@@ -24,7 +24,7 @@ var envHelp = [][2]string{
 	{"OPENAI_STREAM_IDLE_MS", "a stream silent this long is aborted"},
 	{"NETWORK_RETRY_MAX", "retries of a network error"},
 	{"NETWORK_RETRY_BASE_MS", "the first network retry's back-off"},
-	{"SOCKS5_PROXY", "socks5://host:port for outgoing requests"},
+	{"SOCKS5_PROXY", "socks5://host:port for outgoing requests: the model, web_fetch, web_search and media URLs"},
 	{"CONTEXT_WINDOW", "the model's context window in tokens"},
 	{"COMPACTION_MODEL", "the model that writes compaction summaries"},
 	{"COMPACTION_REASONING_EFFORT", "its reasoning effort"},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -123,7 +125,11 @@ const maxSearchBody = 4 << 20
 // getJSON sends req and returns the body of a 2xx answer.
 func getJSON(client *http.Client, req *http.Request, backend string) ([]byte, error) {
 	if client == nil {
-		client = http.DefaultClient
+		c, err := netproxy.EnvClient() // SOCKS5_PROXY applies to web_search too
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrSearch, backend, err)
+		}
+		client = cmp.Or(c, http.DefaultClient)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)

@@ -18,6 +18,7 @@ type engineSpec struct {
 	AllowedCommands []string
 	ShellPolicy     permission.ShellPolicy
 	AgentType       string
+	Lang            string // one of engine.PromptLangs: prompt, naming, summaries
 	Messages        []llm.Message
 	ToolResultDir   string
 	SessionDir      string
@@ -41,6 +42,7 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		AllowedCommands: sp.AllowedCommands,
 		ShellPolicy:     sp.ShellPolicy,
 		AgentType:       sp.AgentType,
+		Lang:            sp.Lang,
 		Messages:        sp.Messages,
 		ToolResultDir:   sp.ToolResultDir,
 		SessionDir:      sp.SessionDir,

@@ -99,6 +99,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		hooks = append([]engine.Hook{vh}, hooks...)
 	}
 	dir := st.SessionDir(h.id)
+	lang := s.sessionLang(ss)
 	eng, err := buildEngine(engineSpec{
 		Workspace:       pr.Path,
 		Model:           model,
@@ -107,6 +108,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		AllowedCommands: allowed,
 		ShellPolicy:     policy,
 		AgentType:       ag.agentType,
+		Lang:            lang,
 		ContextWindow:   prof.ContextWindow,
 		Hooks:           hooks,
 		Messages:        msgs,
@@ -124,7 +126,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		// The session's agent decides the system prompt: a stored history
 		// starts with the one it was saved with, which may be another
 		// agent's.
-		eng.SetSystemPrompt(ag.instructions(ws.Root()))
+		eng.SetSystemPrompt(ag.instructions(ws.Root(), lang))
 	}
 	h.restoreCompaction(ctx, eng)
 	perms := eng.Permissions()

@@ -26,6 +26,7 @@ func (s *Server) sessionRoutes() map[string]handler {
 		"session.setModel":       s.sessionSetModel,
 		"session.setAgent":       s.sessionSetAgent,
 		"session.setPermissions": s.sessionSetPermissions,
+		"session.setLang":        s.sessionSetLang,
 	}
 }
 
@@ -40,6 +41,7 @@ type SessionInfo struct {
 	Agent       string          `json:"agent"`
 	Provider    string          `json:"provider"` // provider profile (providers.list)
 	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
+	Lang        string          `json:"lang"`     // the session's language: zh | en | zh-TW | ja | ko | es
 	Status      string          `json:"status"`   // idle | running | interrupted (as stored)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
@@ -68,7 +70,7 @@ func (s *Server) sessionInfo(ss store.Session) SessionInfo {
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: ss.Status, Running: running,
-		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)),
+		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)), Lang: s.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss),
 	}
@@ -99,6 +101,7 @@ type SessionCreateParams struct {
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
 	Provider          string   `json:"provider,omitempty"` // provider profile; "" = openai
 	VCS               string   `json:"vcs,omitempty"`      // off | auto (default) | native | shadow
+	Lang              string   `json:"lang,omitempty"`     // a tag of zh, en, zh-TW, ja, ko or es; "" = the default (lang.go)
 }
 
 func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -124,6 +127,13 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
+	lang, err := parseLang(p.Lang)
+	if err != nil {
+		return nil, err
+	}
+	if lang == "" {
+		lang = s.defaultLang() // kept: the session keeps its language
+	}
 	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -137,7 +147,7 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if p.Model == "" {
 		p.Model = ag.Model // the agent's model, unless the session names one
 	}
-	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort}
+	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort, Lang: lang}
 	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withVCSMode(withSettings(nil, set), vcsMode)}
 	if p.Title != "" {
 		ss.TitleSource = "user"

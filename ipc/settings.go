@@ -15,6 +15,7 @@ type SessionSettings struct {
 	ShellPolicy       string   `json:"shellPolicy,omitempty"`
 	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+	Lang              string   `json:"lang,omitempty"` // zh | en | zh-TW | ja | ko | es; "" = the default (lang.go)
 }
 
 // sessionSettings decodes a session's settings; unknown or malformed members
@@ -47,6 +48,7 @@ func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
 	put("shellPolicy", set.ShellPolicy, set.ShellPolicy == "")
 	put("approvalTimeoutMs", set.ApprovalTimeoutMS, set.ApprovalTimeoutMS == 0)
 	put("reasoningEffort", set.ReasoningEffort, set.ReasoningEffort == "")
+	put("lang", set.Lang, set.Lang == "")
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return raw

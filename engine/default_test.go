@@ -253,3 +253,35 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 	h := e.Messages()
 	require.Contains(t, h[len(h)-2].Content, "line 002 of a long file")
 }
+
+// TestNewDefaultLanguageReachesEveryPrompt: DefaultOptions.Lang selects the
+// system prompt, the session-naming prompt and the compaction summary
+// prompt the model receives.
+func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
+	for _, lang := range engine.PromptLangs {
+		ws := t.TempDir()
+		for _, f := range []string{"a.txt", "b.txt"} {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, f), []byte(strings.Repeat("some words of a file ", 400)), 0o644))
+		}
+		p := scripted.New(
+			scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a.txt"}`}}},
+			scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c2", Name: "read_file", Arguments: `{"path":"b.txt"}`}}},
+			scripted.Response{Err: "maximum context length exceeded", ErrKind: "context_overflow"},
+			scripted.Response{Text: "fits now"})
+		p.AppendChat("summary of the reads", "A title")
+		e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
+		require.NoError(t, err)
+		evs := collect(e.Run(context.Background(), engine.Input{Text: "read both"}))
+		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
+		_, err = e.GenerateName(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, e.Close())
+
+		want := engine.Prompts(lang)
+		require.True(t, strings.HasPrefix(p.Requests()[0].Messages[0].Content, want.Code), "%s: system prompt", lang)
+		chats := p.ChatRequests()
+		require.Len(t, chats, 2, lang)
+		require.Equal(t, want.Summary, chats[0].Messages[0].Content, "%s: summary prompt", lang)
+		require.Equal(t, want.Naming, chats[1].Messages[0].Content, "%s: naming prompt", lang)
+	}
+}

@@ -39,6 +39,7 @@ var envHelp = [][2]string{
 	{"TOOL_RESULT_SAVE_THRESHOLD", "a tool result longer than this is spilled to a file"},
 	{"TOOL_RESULT_DIR", "where spilled tool results go, in a folder per session (default: the session's folder); the session's read_file can read them"},
 	{"MCP_CALL_TIMEOUT_MS", "timeout of one MCP tool call"},
+	{"LC_ALL, LC_MESSAGES, LANG", "the language of new sessions when the shell's initialize names no locale (else the OS's preferred language, else English)"},
 	{"SHELL", "the login shell of PTY terminals (never used for run_shell)"},
 	{"DBUS_SESSION_BUS_ADDRESS", "Linux: the session bus of the Secret Service keychain (never autolaunched)"},
 	{"XDG_CONFIG_HOME", "where git's global config (the user's identity for auto-allowed commits) is read"},

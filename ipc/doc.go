@@ -37,5 +37,7 @@
 // Lock order: Server.mu before sessionHost.mu before subscription.mu;
 // sessionHost.loadMu before sessionHost.mu. No lock is held while sending
 // to a connection or calling the store or an engine, except the short
-// subscribe registration, which only touches in-memory state.
+// subscribe registration, which only touches in-memory state, and
+// searchCache.mu, a leaf lock held across the one settings row it caches so
+// that the cache never disagrees with the store.
 package ipc

@@ -49,7 +49,7 @@ func (s *Server) searchRoutes() map[string]handler {
 // searchCache keeps the stored backend in memory: web_search's availability
 // is asked before every model request of every session.
 type searchCache struct {
-	mu  sync.Mutex    // guards cfg; held across the store read or write that fills it
+	mu  sync.Mutex    // guards cfg; a leaf lock, held across the store read or write that fills it
 	cfg *SearchConfig // nil until first read
 }
 

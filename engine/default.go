@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
@@ -53,9 +54,11 @@ type DefaultOptions struct {
 	ThresholdPct        float64
 	SoftThresholdPct    float64
 	CapTokens           int
-	// SessionDir is the session's own folder (tool results default to
-	// SessionDir/tool-results).
-	SessionDir      string
+	// SessionDir is the session's own folder.
+	SessionDir string
+	// ToolResultDir is where over-budget tool results are spilled; default
+	// TOOL_RESULT_DIR, else SessionDir/tool-results. It is granted to the
+	// session read-only so that the model can read_file the path it is given.
 	ToolResultDir   string
 	LogDir          string // provider audit log (only for the default provider)
 	DefaultApproval permission.DefaultApproval
@@ -66,8 +69,9 @@ type DefaultOptions struct {
 	// Watcher is the project's file watcher feeding ConflictGuard; nil makes
 	// the guard fall back to hash checks.
 	Watcher *conflict.Watcher
-	// Web configures web_fetch and web_search (search backend, private
-	// addresses).
+	// Web configures web_fetch, web_search and the media tool's URL
+	// downloads (search backend, private addresses, HTTP client); a nil
+	// Web.HTTPClient dials through SOCKS5_PROXY when it is set.
 	Web web.Options
 	// Compactor manages the context window; nil = the default compactor
 	// (NewCompactor), unless NoCompaction.
@@ -123,8 +127,25 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		po.LogDir = o.LogDir
 		o.Provider = openai.New(po)
 	}
+	if o.ToolResultDir == "" {
+		o.ToolResultDir = os.Getenv("TOOL_RESULT_DIR")
+	}
 	if o.ToolResultDir == "" && o.SessionDir != "" {
 		o.ToolResultDir = filepath.Join(o.SessionDir, "tool-results")
+	}
+	if o.ToolResultDir != "" {
+		// The model is given the spilled file's path: make it absolute, so
+		// read_file finds it whatever the process's working directory.
+		if abs, err := filepath.Abs(o.ToolResultDir); err == nil {
+			o.ToolResultDir = abs
+		}
+	}
+	if o.Web.HTTPClient == nil {
+		// SOCKS5_PROXY applies to the network tools as to the model:
+		// web_fetch, web_search's backends and media URLs dial through it.
+		if o.Web.HTTPClient, err = netproxy.EnvClient(); err != nil {
+			return nil, nil, fmt.Errorf("new default engine: %w", err)
+		}
 	}
 	// A required sandbox that is not available here does not stop the
 	// session: every shell command fails, saying why (Box.Wrap).

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -211,4 +212,76 @@ func TestEveryToolEndToEnd(t *testing.T) {
 	require.True(t, sawReport, "explore report")
 	require.True(t, sawTerminal, "terminal output without escapes")
 	require.Len(t, find[engine.PermissionRequiredData](evs), 9, "write, exec, network and patch tools asked")
+}
+
+// TestNewDefaultSpilledResultReadable: with TOOL_RESULT_DIR set (relative,
+// too), an over-budget result is spilled there and read_file on the path the
+// model was given works.
+func TestNewDefaultSpilledResultReadable(t *testing.T) {
+	ws := t.TempDir()
+	var lines []string
+	for i := range 400 {
+		lines = append(lines, fmt.Sprintf("line %03d of a long file", i+1))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "big.txt"), []byte(strings.Join(lines, "\n")), 0o644))
+	t.Chdir(t.TempDir())
+	t.Setenv("TOOL_RESULT_DIR", "spill")
+	t.Setenv("TOOL_RESULT_MAX_CHARS", "2000")
+	saved := regexp.MustCompile(`saved to (\S+); read it with read_file`)
+	path := ""
+	steps := []func([]llm.Message) scripted.Response{
+		func([]llm.Message) scripted.Response {
+			return scripted.Response{ToolCalls: []llm.ToolCall{{ID: "big", Name: "read_file", Arguments: `{"path":"big.txt"}`}}}
+		},
+		func(h []llm.Message) scripted.Response {
+			if m := saved.FindStringSubmatch(h[len(h)-1].Content); m != nil {
+				path = m[1]
+			}
+			args, _ := json.Marshal(map[string]any{"path": path, "start_line": 2, "end_line": 3})
+			return scripted.Response{ToolCalls: []llm.ToolCall{{ID: "back", Name: "read_file", Arguments: string(args)}}}
+		},
+	}
+	e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
+	require.NoError(t, err)
+	defer e.Close()
+	evs := collect(e.Run(context.Background(), engine.Input{Text: "read big.txt"}))
+	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.True(t, filepath.IsAbs(path), "the model is given an absolute path: %q", path)
+	fin := find[engine.ToolFinishedData](evs)
+	require.Len(t, fin, 2)
+	require.Equal(t, engine.ToolOK, fin[1].Status, fin[1].ResultPreview)
+	h := e.Messages()
+	require.Contains(t, h[len(h)-2].Content, "line 002 of a long file")
+}
+
+// TestNewDefaultLanguageReachesEveryPrompt: DefaultOptions.Lang selects the
+// system prompt, the session-naming prompt and the compaction summary
+// prompt the model receives.
+func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
+	for _, lang := range engine.PromptLangs {
+		ws := t.TempDir()
+		for _, f := range []string{"a.txt", "b.txt"} {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, f), []byte(strings.Repeat("some words of a file ", 400)), 0o644))
+		}
+		p := scripted.New(
+			scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"path":"a.txt"}`}}},
+			scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c2", Name: "read_file", Arguments: `{"path":"b.txt"}`}}},
+			scripted.Response{Err: "maximum context length exceeded", ErrKind: "context_overflow"},
+			scripted.Response{Text: "fits now"})
+		p.AppendChat("summary of the reads", "A title")
+		e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
+		require.NoError(t, err)
+		evs := collect(e.Run(context.Background(), engine.Input{Text: "read both"}))
+		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
+		_, err = e.GenerateName(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, e.Close())
+
+		want := engine.Prompts(lang)
+		require.True(t, strings.HasPrefix(p.Requests()[0].Messages[0].Content, want.Code), "%s: system prompt", lang)
+		chats := p.ChatRequests()
+		require.Len(t, chats, 2, lang)
+		require.Equal(t, want.Summary, chats[0].Messages[0].Content, "%s: summary prompt", lang)
+		require.Equal(t, want.Naming, chats[1].Messages[0].Content, "%s: naming prompt", lang)
+	}
 }

@@ -8,6 +8,14 @@
 // before the permission decision; the decision, the tool_proposed and
 // permission_required events and the handler all use that one value. The
 // interactive events flag model text that is unsafe to render (cardtext.go).
+// Only the tools offered to the model run: a call to an unknown tool, or to
+// one that is disabled or not available (tools.Spec.Enabled), is refused with
+// an error result and never reaches the permission engine or a handler.
+//
+// Language: Options.Lang (DefaultOptions.Lang) selects the default system
+// prompt, the session-naming prompt, the compaction summary prompt and the
+// max-iterations notice from the embedded prompt sets (prompts.go,
+// MatchLang); an explicit Instructions wins over the default prompt.
 //
 // The package is embeddable as a plain library: it imports neither ipc nor
 // store. Hosts persist through Hooks and answer approvals and questions

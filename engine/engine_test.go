@@ -314,6 +314,36 @@ func TestToolErrorsBecomeResults(t *testing.T) {
 	}
 }
 
+// TestDisabledToolIsRefusedByName: a tool hidden from the model (Disabled,
+// or Available reporting false) is refused when the model calls it anyway;
+// its handler never runs, in any mode, and no tool_started is emitted.
+func TestDisabledToolIsRefusedByName(t *testing.T) {
+	for _, mode := range []permission.Mode{permission.ModeInteractive, permission.ModeAuto} {
+		r := newRig(t, mode, nil,
+			scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{}`), call("c2", "danger", `{}`)}},
+			scripted.Response{Text: "done"})
+		require.True(t, r.reg.Disable("echo"))
+		spec, _ := r.reg.Lookup("danger")
+		spec.Available = func() bool { return false }
+		r.reg.MustRegister(spec)
+		r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
+			return permission.OutcomeOnce, nil
+		})
+		evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+		require.Equal(t, engine.StatusCompleted, last(evs).Status)
+		require.Equal(t, int32(0), r.calls.Load(), "%s: a disabled tool never runs", mode)
+		require.Empty(t, find[engine.ToolStartedData](evs))
+		require.Empty(t, find[engine.PermissionRequiredData](evs), "nothing to approve: the call is refused")
+		for _, f := range find[engine.ToolFinishedData](evs) {
+			require.Equal(t, engine.ToolError, f.Status)
+			require.Contains(t, f.ResultPreview, "tool_disabled")
+		}
+		for _, ts := range r.provider.Requests()[0].Tools {
+			require.NotContains(t, []string{"echo", "danger"}, ts.Function.Name, "hidden from the model")
+		}
+	}
+}
+
 func TestResultBudgetSpillsToDisk(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) {

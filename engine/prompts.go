@@ -68,27 +68,45 @@ func parseSections(s string) map[string]string {
 	return out
 }
 
-// NormalizeLang maps a language tag to one of PromptLangs (zh by default, as
-// the seed).
+// NormalizeLang maps a language tag to one of PromptLangs: zh when empty
+// (the seed's default), English for a language without prompts.
 func NormalizeLang(lang string) string {
-	l := strings.ToLower(strings.ReplaceAll(lang, "_", "-"))
-	switch {
-	case l == "":
+	if strings.TrimSpace(lang) == "" {
 		return "zh"
-	case l == "zh-tw" || l == "zh-hk" || l == "zh-hant":
-		return "zh-TW"
-	case strings.HasPrefix(l, "zh"):
-		return "zh"
-	case strings.HasPrefix(l, "en"):
-		return "en"
-	case strings.HasPrefix(l, "ja"):
-		return "ja"
-	case strings.HasPrefix(l, "ko"):
-		return "ko"
-	case strings.HasPrefix(l, "es"):
-		return "es"
+	}
+	if l, ok := MatchLang(lang); ok {
+		return l
 	}
 	return "en"
+}
+
+// MatchLang maps a language tag — BCP 47 ("zh-Hant-TW", "ja-JP") or POSIX
+// ("ko_KR.UTF-8", "es_ES@euro") — to the one of PromptLangs it names, and
+// reports false for a language without prompts (or no language: "", "C",
+// "POSIX"). Traditional Chinese (zh-Hant, zh-TW, zh-HK, zh-MO) is zh-TW; any
+// other Chinese is zh.
+func MatchLang(tag string) (string, bool) {
+	t := strings.ToLower(strings.TrimSpace(tag))
+	if i := strings.IndexAny(t, ".@"); i >= 0 { // POSIX codeset and modifier
+		t = t[:i]
+	}
+	parts := strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' })
+	if len(parts) == 0 {
+		return "", false
+	}
+	switch parts[0] {
+	case "zh":
+		for _, p := range parts[1:] {
+			switch p {
+			case "hant", "tw", "hk", "mo":
+				return "zh-TW", true
+			}
+		}
+		return "zh", true
+	case "en", "ja", "ko", "es":
+		return parts[0], true
+	}
+	return "", false
 }
 
 // Prompts returns the prompt set of a language.

@@ -26,6 +26,7 @@ type callState struct {
 	call     llm.ToolCall
 	spec     tools.Spec
 	known    bool
+	enabled  bool            // known and offered (tools.Spec.Enabled); a call to a disabled tool never runs
 	args     map[string]any  // decoded once, strictly (tools.NormalizeArgs): the decision and the events use it
 	canon    json.RawMessage // args' canonical encoding: what the handler gets
 	argErr   error           // why the arguments were refused; such a call gets no decision and never runs
@@ -56,7 +57,8 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	for i, c := range calls {
 		st := &callState{call: c}
 		st.spec, st.known = e.registry.Lookup(c.Name)
-		if st.known {
+		st.enabled = st.known && st.spec.Enabled() // decided once: the call runs, or is refused, by this
+		if st.enabled {
 			a, err := st.spec.NormalizeArgs(json.RawMessage(c.Arguments))
 			st.args, st.canon, st.argErr = a.Map, a.Canonical, err
 			if err == nil {
@@ -71,7 +73,7 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	}
 	var parallel, serial []*callState
 	for _, st := range states {
-		if st.known && st.argErr == nil && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
+		if st.enabled && st.argErr == nil && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
 			parallel = append(parallel, st)
 		} else {
 			serial = append(serial, st)
@@ -104,6 +106,10 @@ func (t *turn) runParallel(states []*callState) {
 func (t *turn) runSerial(st *callState) {
 	if !st.known {
 		t.finishError(st, tools.Errorf("unknown_tool", "unknown tool %q; use one of the listed tools", st.call.Name))
+		return
+	}
+	if !st.enabled {
+		t.finishError(st, tools.Errorf("tool_disabled", "tool %q is disabled here; use one of the listed tools", st.call.Name))
 		return
 	}
 	if st.argErr != nil {

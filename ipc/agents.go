@@ -85,12 +85,11 @@ type agentSetup struct {
 	prompt    string // a custom agent's prompt; "" for builtins
 }
 
-// instructions is the system prompt of the agent in workspace: a builtin's
-// engine.BuildInstructions, or the custom prompt followed by the same
-// environment block.
-func (a agentSetup) instructions(workspace string) string {
+// instructions is the system prompt of the agent in workspace, in the
+// session's language: a builtin's engine.BuildInstructions, or the custom
+// prompt followed by the same environment block.
+func (a agentSetup) instructions(workspace, lang string) string {
 	today := time.Now().Format("2006-01-02")
-	lang := engine.NormalizeLang("")
 	if a.prompt == "" {
 		return engine.BuildInstructions(a.agentType, workspace, today, lang)
 	}

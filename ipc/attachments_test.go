@@ -24,7 +24,7 @@ func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
 	err = c.Call(tctx(t), "turn.start", map[string]any{"sessionId": sid, "text": "look", "attachments": []map[string]string{{"name": "../shot.png", "mimeType": "image/png", "dataUrl": url}}}, nil)
 	require.NoError(t, err)
 	evs := collectTurn(t, c, sid)
-	require.Contains(t, string(evs[0].Data), `"attachments":[{"name":"../shot.png","mimeType":"image/png","size":24,"path":"attachments/`)
+	require.Contains(t, string(evs[0].Data), `"attachments":[{"name":"shot.png","mimeType":"image/png","size":24,"path":"attachments/`)
 	for _, ev := range evs {
 		require.NotContains(t, string(ev.Data), "base64", ev.Type)
 	}
@@ -43,17 +43,29 @@ func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, payload, b)
 
+	png := "data:image/png;base64," + base64.StdEncoding.EncodeToString(payload)
+	ok := map[string]string{"name": "ok.png", "mimeType": "image/png", "dataUrl": png}
 	cases := []struct {
 		atts any
 		msg  string
 	}{
-		{[]map[string]string{{"name": "a", "dataUrl": "not a data url"}}, "attachments[0].dataUrl"},
-		{[]map[string]string{{"name": "a", "dataUrl": "data:image/png;base64,!!!"}}, "attachments[0].dataUrl: bad base64"},
+		{[]map[string]string{{"name": "a", "dataUrl": "not a data url"}}, `attachments[0] ("a"): invalid attachment: not a data URL`},
+		{[]map[string]string{{"name": "a", "dataUrl": "data:image/png;base64,!!!"}}, `attachments[0] ("a"): invalid attachment: bad base64`},
 		{[]map[string]string{{}, {}, {}, {}, {}}, "at most 4"},
+		// The manual's rules (seed §13), as the library normalizes:
+		{[]map[string]string{ok, {"name": "run.sh", "mimeType": "application/x-sh", "dataUrl": "data:application/x-sh;base64," + base64.StdEncoding.EncodeToString([]byte("rm -rf ~"))}}, `attachments[1] ("run.sh"): invalid attachment: type "application/x-sh" is not an image, audio or video type`},
+		{[]map[string]string{{"name": "empty.png", "mimeType": "image/png", "dataUrl": "data:image/png;base64,"}}, `attachments[0] ("empty.png"): invalid attachment: empty`},
+		{[]map[string]string{{"name": "x.png", "mimeType": "image/png", "dataUrl": "data:video/mp4;base64," + base64.StdEncoding.EncodeToString(payload)}}, `attachments[0] ("x.png"): invalid attachment: mimeType "image/png" does not match the data URL's type "video/mp4"`},
+		{[]map[string]string{{"mimeType": "text/html", "dataUrl": "data:text/html;base64," + base64.StdEncoding.EncodeToString([]byte("<script>"))}}, `attachments[0]: invalid attachment: type "text/html"`},
 	}
 	for _, tc := range cases {
 		ce := callErr(t, c, "turn.start", map[string]any{"sessionId": sid, "text": "x", "attachments": tc.atts})
 		require.Equal(t, CodeInvalidParams, ce.Code)
 		require.Contains(t, ce.Message, tc.msg)
 	}
+	// Nothing refused reached the model or the session folder.
+	require.Len(t, prov.Requests(), 1)
+	files, err := os.ReadDir(filepath.Join(ts.st.SessionDir(sid), "attachments"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
 }

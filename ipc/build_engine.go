@@ -20,6 +20,7 @@ type engineSpec struct {
 	ShellPolicy     permission.ShellPolicy
 	Sandbox         sandbox.Config // mode and network; the engine's Box holds it at runtime
 	AgentType       string
+	Lang            string // one of engine.PromptLangs: prompt, naming, summaries
 	Messages        []llm.Message
 	ToolResultDir   string
 	SessionDir      string
@@ -44,6 +45,7 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		ShellPolicy:     sp.ShellPolicy,
 		Sandbox:         sp.Sandbox,
 		AgentType:       sp.AgentType,
+		Lang:            sp.Lang,
 		Messages:        sp.Messages,
 		ToolResultDir:   sp.ToolResultDir,
 		SessionDir:      sp.SessionDir,

@@ -7,9 +7,9 @@
 //
 // Layout: routes.go lists the method tables (one function per file that
 // serves methods: lifecycle.go, project.go, session_methods.go,
-// session_runtime.go, turn_methods.go, request_methods.go, keys.go,
-// providers_methods.go, agents.go, vcs_methods.go, mcp_methods.go and
-// terminal_methods.go); mcp_project.go owns each open project's MCP manager,
+// session_runtime.go, lang.go (session languages), turn_methods.go,
+// request_methods.go, keys.go, providers_methods.go, agents.go,
+// websearch.go, vcs_methods.go, mcp_methods.go and terminal_methods.go); mcp_project.go owns each open project's MCP manager,
 // mcp_trust.go keeps its servers' approvals, and terminal_stream.go the terminal.output streams; a handler decodes
 // its params with decodeParams, which names the bad field, and returns errors
 // wrapping the sentinels of errors.go; wireError (errors.go, errmap.go) is the
@@ -41,5 +41,7 @@
 // Lock order: Server.mu before sessionHost.mu before subscription.mu;
 // sessionHost.loadMu before sessionHost.mu. No lock is held while sending
 // to a connection or calling the store or an engine, except the short
-// subscribe registration, which only touches in-memory state.
+// subscribe registration, which only touches in-memory state, and
+// searchCache.mu, a leaf lock held across the one settings row it caches so
+// that the cache never disagrees with the store.
 package ipc

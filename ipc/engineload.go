@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		hooks = append([]engine.Hook{vh}, hooks...)
 	}
 	dir := st.SessionDir(h.id)
+	lang := s.sessionLang(ss)
 	eng, err := buildEngine(engineSpec{
 		Workspace:       pr.Path,
 		Model:           model,
@@ -109,10 +111,11 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		ShellPolicy:     policy,
 		Sandbox:         sbCfg,
 		AgentType:       ag.agentType,
+		Lang:            lang,
 		ContextWindow:   prof.ContextWindow,
 		Hooks:           hooks,
 		Messages:        msgs,
-		ToolResultDir:   filepath.Join(dir, "tool-results"),
+		ToolResultDir:   toolResultDir(dir, h.id),
 		SessionDir:      dir,
 		ProjectID:       pr.ID,
 		ReasoningEffort: set.ReasoningEffort,
@@ -126,7 +129,7 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 		// The session's agent decides the system prompt: a stored history
 		// starts with the one it was saved with, which may be another
 		// agent's.
-		eng.SetSystemPrompt(ag.instructions(ws.Root()))
+		eng.SetSystemPrompt(ag.instructions(ws.Root(), lang))
 	}
 	h.restoreCompaction(ctx, eng)
 	perms := eng.Permissions()
@@ -149,6 +152,20 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	eng.SetInteractor(interactor{h})
 	s.attachMCP(eng, pr.ID)
 	return eng, nil
+}
+
+// toolResultDir is where a session's over-budget tool results are spilled:
+// <TOOL_RESULT_DIR>/<sessionId> when TOOL_RESULT_DIR is set (a folder per
+// session, so no session reads another's results), else the session's own
+// folder. The engine grants it to the session read-only, so the model can
+// read_file the path it is given.
+func toolResultDir(sessionDir, sessionID string) string {
+	if root := os.Getenv("TOOL_RESULT_DIR"); root != "" {
+		if abs, err := filepath.Abs(root); err == nil {
+			return filepath.Join(abs, sessionID)
+		}
+	}
+	return filepath.Join(sessionDir, "tool-results")
 }
 
 // grantsOf reads an engine's permission state in the store's shape.

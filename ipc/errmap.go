@@ -7,6 +7,7 @@ import (
 	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 	"github.com/zqagent/sidecar/tools"
@@ -32,6 +33,7 @@ var hostedErrors = []errCode{
 	{permission.ErrUnknownDefaultApproval, CodeInvalidParams},
 	{llm.ErrNoModel, CodeConfig},
 	{llm.ErrNoAPIKey, CodeConfig},
+	{netproxy.ErrBadProxy, CodeConfig}, // a bad SOCKS5_PROXY: no session engine is built
 	// keys.*, vcs.* (keys.go, vcs_methods.go)
 	{keychain.ErrUnavailable, CodeConfig},
 	{keychain.ErrNotFound, CodeNotFound},

@@ -28,6 +28,9 @@ type InitializeParams struct {
 	// InterruptOnDisconnect interrupts the turns this connection started when
 	// it closes. By default turns keep running (the window may come back).
 	InterruptOnDisconnect bool `json:"interruptOnDisconnect,omitempty"`
+	// Locale is the shell's UI language ("ja-JP", "zh_TW"): the default
+	// language of the sessions created from now on (lang.go).
+	Locale string `json:"locale,omitempty"`
 }
 
 // InitializeResult is the result of initialize.
@@ -47,6 +50,10 @@ type Capabilities struct {
 	Provider string `json:"provider"`
 	// Notice explains a demo provider (no key configured), empty otherwise.
 	Notice string `json:"notice,omitempty"`
+	// Languages are the session languages (session.create {lang});
+	// DefaultLang is the one a session that names none gets.
+	Languages   []string `json:"languages"`
+	DefaultLang string   `json:"defaultLang"`
 }
 
 func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
@@ -56,6 +63,12 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 	}
 	if p.ProtocolVersion != ProtocolVersion {
 		return nil, invalidField("protocolVersion", fmt.Sprintf("unsupported version %d; this sidecar speaks %d", p.ProtocolVersion, ProtocolVersion))
+	}
+	if p.Locale != "" {
+		if err := validLocale(p.Locale); err != nil {
+			return nil, err
+		}
+		s.setShellLocale(p.Locale)
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
 	c.initialized.Store(true)
@@ -75,6 +88,8 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 			MaxBatch:      MaxBatch,
 			Provider:      kind,
 			Notice:        notice,
+			Languages:     engine.PromptLangs,
+			DefaultLang:   s.defaultLang(),
 		},
 	}, nil
 }

@@ -93,6 +93,19 @@ func (f *fakeOpenAI) streamed() (bodies []map[string]any, headers []http.Header)
 	return bodies, headers
 }
 
+// namingBodies returns the non-streamed chat requests (session naming).
+func (f *fakeOpenAI) namingBodies() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, b := range f.bodies {
+		if b["stream"] != true {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 func (f *fakeOpenAI) modelRequests() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -80,6 +80,10 @@ type Options struct {
 	// WriteTimeout bounds one frame's write; a client that does not read for
 	// this long is disconnected.
 	WriteTimeout time.Duration
+	// SystemLocale returns the OS locale tag, asked once when a session
+	// needs the default language and the shell named none. Nil:
+	// oslocale.Get.
+	SystemLocale func() string
 }
 
 // Server is the WebSocket JSON-RPC server. Create it with New, serve with
@@ -114,6 +118,8 @@ type Server struct {
 
 	termSubs termRegistry    // terminal subscriptions per connection (terminal_stream.go)
 	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
+	search   searchCache     // the web_search backend (websearch.go)
+	lang     langState       // the shell's and the OS's locale (lang.go)
 }
 
 // New returns a server; nothing is listening yet.
@@ -149,6 +155,7 @@ func New(opts Options) (*Server, error) {
 		conns:        map[*conn]struct{}{},
 		sessions:     map[string]*sessionHost{},
 		openProjects: map[string]struct{}{},
+		lang:         newLangState(opts.SystemLocale),
 	}
 	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)

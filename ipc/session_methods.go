@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
@@ -26,6 +27,7 @@ func (s *Server) sessionRoutes() map[string]handler {
 		"session.setModel":       s.sessionSetModel,
 		"session.setAgent":       s.sessionSetAgent,
 		"session.setPermissions": s.sessionSetPermissions,
+		"session.setLang":        s.sessionSetLang,
 	}
 }
 
@@ -40,6 +42,7 @@ type SessionInfo struct {
 	Agent       string          `json:"agent"`
 	Provider    string          `json:"provider"` // provider profile (providers.list)
 	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
+	Lang        string          `json:"lang"`     // the session's language: zh | en | zh-TW | ja | ko | es
 	Status      string          `json:"status"`   // idle | running | interrupted | suspended (interrupted with answerable requests)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
@@ -94,7 +97,7 @@ func (s *Server) sessionInfo(ss store.Session) SessionInfo {
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
-		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)),
+		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)), Lang: s.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
 	}
@@ -139,6 +142,7 @@ type SessionCreateParams struct {
 	VCS               string   `json:"vcs,omitempty"`      // off | auto (default) | native | shadow
 	Sandbox           string   `json:"sandbox,omitempty"`  // auto (default) | off | required
 	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"`
+	Lang              string   `json:"lang,omitempty"` // a tag of zh, en, zh-TW, ja, ko or es; "" = the default (lang.go)
 }
 
 func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -168,6 +172,13 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
+	lang, err := parseLang(p.Lang)
+	if err != nil {
+		return nil, err
+	}
+	if lang == "" {
+		lang = s.defaultLang() // kept: the session keeps its language
+	}
 	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
 		return nil, err
 	}
@@ -182,7 +193,7 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 		p.Model = ag.Model // the agent's model, unless the session names one
 	}
 	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort,
-		Sandbox: string(sbMode), SandboxNetwork: p.SandboxNetwork}
+		Sandbox: string(sbMode), SandboxNetwork: p.SandboxNetwork, Lang: lang}
 	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withVCSMode(withSettings(nil, set), vcsMode)}
 	if p.Title != "" {
 		ss.TitleSource = "user"
@@ -301,6 +312,9 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 	sv, vcsErr := s.vcsOf(ctx, p.SessionID) // resolved before the row goes
 	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
 		return nil, err
+	}
+	if dir := toolResultDir(s.opts.Store.SessionDir(p.SessionID), p.SessionID); dir != "" {
+		_ = os.RemoveAll(dir) // spilled results outside the session folder (TOOL_RESULT_DIR)
 	}
 	if vcsErr == nil {
 		// Drop the session's snapshot refs; the workspace is not touched.

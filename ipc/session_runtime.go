@@ -80,14 +80,20 @@ func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessa
 	}
 	// The agent decides the prompt and the tools: the engine is rebuilt
 	// (history kept in the store) before the session's next turn.
-	if h := s.loadedHost(p.SessionID); h != nil {
+	s.reloadEngine(p.SessionID)
+	return s.sessionInfo(ss), nil
+}
+
+// reloadEngine marks a loaded session's engine to be rebuilt from the store
+// before its next turn (never under a running one).
+func (s *Server) reloadEngine(sessionID string) {
+	if h := s.loadedHost(sessionID); h != nil {
 		h.mu.Lock()
 		if h.eng != nil {
 			h.reload = true
 		}
 		h.mu.Unlock()
 	}
-	return s.sessionInfo(ss), nil
 }
 
 // SetPermissionsParams are the params of session.setPermissions; absent

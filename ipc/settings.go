@@ -18,6 +18,7 @@ type SessionSettings struct {
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
 	Sandbox           string   `json:"sandbox,omitempty"`        // auto (default) | off | required
 	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"` // sandboxed commands may use the network
+	Lang              string   `json:"lang,omitempty"`           // zh | en | zh-TW | ja | ko | es; "" = the default (lang.go)
 }
 
 // sessionSettings decodes a session's settings; unknown or malformed members
@@ -52,6 +53,7 @@ func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
 	put("reasoningEffort", set.ReasoningEffort, set.ReasoningEffort == "")
 	put("sandbox", set.Sandbox, set.Sandbox == "")
 	put("sandboxNetwork", set.SandboxNetwork, !set.SandboxNetwork)
+	put("lang", set.Lang, set.Lang == "")
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return raw

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
+	"time"
 
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools"
@@ -13,9 +15,10 @@ import (
 )
 
 // The web_search tool's backend is configured by the shell with search.set
-// and kept in the store's settings. Every session's web_search reads it at
-// call time (searchBackend), so a change applies to the next search without
-// reloading engines. Brave's API key lives in the keychain like the model
+// and kept in the store's settings (and in memory, searchCache). Every
+// session's web_search reads it at call time (searchBackend), so a change
+// applies to the next search without reloading engines; while none is set,
+// web_search is not offered to the model at all. Brave's API key lives in the keychain like the model
 // keys: keys.set {provider: "brave"}.
 
 // searchSettingKey is the store setting holding the backend.
@@ -43,8 +46,30 @@ func (s *Server) searchRoutes() map[string]handler {
 	}
 }
 
-// searchConfig reads the stored backend (kind none when unset).
+// searchCache keeps the stored backend in memory: web_search's availability
+// is asked before every model request of every session.
+type searchCache struct {
+	mu  sync.Mutex    // guards cfg; a leaf lock, held across the store read or write that fills it
+	cfg *SearchConfig // nil until first read
+}
+
+// searchConfig returns the stored backend (kind none when unset).
 func (s *Server) searchConfig(ctx context.Context) (SearchConfig, error) {
+	s.search.mu.Lock()
+	defer s.search.mu.Unlock()
+	if s.search.cfg != nil {
+		return *s.search.cfg, nil
+	}
+	c, err := s.readSearchConfig(ctx)
+	if err != nil {
+		return SearchConfig{}, err
+	}
+	s.search.cfg = &c
+	return c, nil
+}
+
+// readSearchConfig reads the backend from the store.
+func (s *Server) readSearchConfig(ctx context.Context) (SearchConfig, error) {
 	raw, err := s.opts.Store.Setting(ctx, searchSettingKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return SearchConfig{Kind: SearchNone}, nil
@@ -105,7 +130,13 @@ func (s *Server) searchSet(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	if err := s.opts.Store.SetSetting(ctx, searchSettingKey, b); err != nil {
+	s.search.mu.Lock()
+	err = s.opts.Store.SetSetting(ctx, searchSettingKey, b)
+	if err == nil {
+		s.search.cfg = &c // the next model request of every session sees it
+	}
+	s.search.mu.Unlock()
+	if err != nil {
 		return nil, fmt.Errorf("save search backend: %w", err)
 	}
 	if c.Kind == SearchBrave {
@@ -118,7 +149,20 @@ func (s *Server) searchSet(ctx context.Context, _ *conn, raw json.RawMessage) (a
 // configured backend at each search.
 type searchBackend struct{ s *Server }
 
-var _ web.SearchBackend = searchBackend{}
+var _ web.SwitchableBackend = searchBackend{}
+
+// Configured reports whether a backend is set: web_search is offered to
+// the model only then.
+func (b searchBackend) Configured() bool {
+	ctx, cancel := context.WithTimeout(b.s.ctx, 5*time.Second)
+	defer cancel()
+	c, err := b.s.searchConfig(ctx)
+	if err != nil {
+		b.s.log.Warn("read web search backend", "err", err)
+		return false
+	}
+	return c.Kind != SearchNone
+}
 
 func (b searchBackend) Search(ctx context.Context, query string, n int) ([]web.SearchResult, error) {
 	c, err := b.s.searchConfig(ctx)

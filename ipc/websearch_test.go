@@ -25,23 +25,45 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 	sid := ts.session(t, c, map[string]any{"mode": "auto", "vcs": "off"})
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
+	started := 0
 	searchResult := func() string {
 		_, err := c.StartTurn(tctx(t), sid, "search")
 		require.NoError(t, err)
+		out := ""
 		for _, ev := range collectTurn(t, c, sid) {
-			if ev.Type == "tool_finished" {
+			switch ev.Type {
+			case "tool_started":
+				started++
+			case "tool_finished":
 				var d struct{ Status, Result_preview string }
 				require.NoError(t, json.Unmarshal(ev.Data, &d))
-				return d.Status + ": " + d.Result_preview
+				out = d.Status + ": " + d.Result_preview
 			}
 		}
-		return ""
+		return out
+	}
+	offered := func(req llm.Request) bool {
+		for _, ts := range req.Tools {
+			if ts.Function.Name == "web_search" {
+				return true
+			}
+		}
+		return false
 	}
 
 	var cfg SearchConfig
 	require.NoError(t, c.Call(tctx(t), "search.get", map[string]any{}, &cfg))
 	require.Equal(t, SearchNone, cfg.Kind)
-	require.Contains(t, searchResult(), "no web search backend is configured")
+	// No backend: web_search is not offered, and the model calling it by
+	// name gets an error result; the tool never runs.
+	got := searchResult()
+	require.Contains(t, got, "error: ")
+	require.Contains(t, got, "tool_disabled")
+	require.Zero(t, started, "a disabled tool never starts")
+	reqs := p.Requests()
+	require.Len(t, reqs, 2)
+	require.NotEmpty(t, reqs[0].Tools)
+	require.False(t, offered(reqs[0]), "web_search is not offered without a search backend")
 
 	ce := callErr(t, c, "search.set", map[string]any{"kind": "searxng"})
 	require.Equal(t, CodeInvalidParams, ce.Code)
@@ -51,7 +73,9 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "search.set", map[string]any{"kind": "searxng", "baseUrl": searx.URL}, &cfg))
 	require.Equal(t, SearchSearXNG, cfg.Kind)
 
-	got := searchResult()
+	got = searchResult()
 	require.Contains(t, got, "ok: ")
 	require.Contains(t, got, "Result for zqagent", fmt.Sprint("the running session used the new backend: ", got))
+	require.Equal(t, 1, started)
+	require.True(t, offered(p.Requests()[2]), "search.set offers web_search on the next model request")
 }

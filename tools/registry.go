@@ -9,6 +9,10 @@
 // refused); the permission decision, the events and the handler all use that
 // one value, and Call.Args is its canonical encoding.
 //
+// Availability: a tool is offered to the model only while it is enabled (not
+// Disabled, and its Available func, if any, reports true); the engine refuses
+// a call to a tool that is not offered, by name, without running it.
+//
 // Concurrency: a Registry is safe for concurrent use. Schemas() is read fresh
 // on every model call, so tools registered, removed, enabled or disabled while
 // a session runs show up (or vanish) on the next call without rebuilding the
@@ -92,8 +96,19 @@ type Spec struct {
 	Meta    Metadata
 	Source  string // "internal", "mcp:<server>", or the host's name
 	Handler Handler
-	// Disabled tools stay registered but are hidden from the model.
+	// Disabled tools stay registered but are hidden from the model, and a
+	// call to one is refused.
 	Disabled bool
+	// Available, when set, is asked on every model request whether the tool
+	// can be used now (web_search without a search backend cannot); false
+	// hides and refuses it like Disabled. It must be fast and must not call
+	// back into the registry.
+	Available func() bool
+}
+
+// Enabled reports whether the tool is offered to the model and may run.
+func (s Spec) Enabled() bool {
+	return !s.Disabled && (s.Available == nil || s.Available())
 }
 
 // Result is a handler result that also attaches media to the conversation
@@ -199,13 +214,12 @@ func (r *Registry) Lookup(name string) (Spec, bool) {
 	return *s, true
 }
 
-// Schemas returns the schemas of the enabled tools, in registration order.
+// Schemas returns the schemas of the enabled tools (Spec.Enabled), in
+// registration order.
 func (r *Registry) Schemas() []llm.ToolSchema {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]llm.ToolSchema, 0, len(r.order))
-	for _, n := range r.order {
-		if s := r.specs[n]; !s.Disabled {
+	out := []llm.ToolSchema{}
+	for _, s := range r.Specs() { // Available runs outside the lock
+		if s.Enabled() {
 			out = append(out, s.Schema)
 		}
 	}

@@ -18,11 +18,12 @@ import (
 
 // NormalizeAttachments validates user uploads and returns them in canonical
 // form: at most MaxAttachments, each a well-formed base64 data URL of an
-// image, audio or video type, each and all together at most
+// image, audio or video type, non-empty, whose declared MimeType (when set)
+// matches the data URL's type, each and all together at most
 // MaxAttachmentBytes; MimeType taken from the data URL (or the declared type
 // when the URL has none), names sanitized, data URLs re-encoded as
-// data:<mime>;base64,<payload>. Errors wrap ErrAttachment. Empty input gives
-// nil.
+// data:<mime>;base64,<payload>. Errors wrap ErrAttachment; one about a
+// single attachment is an *AttachmentError naming it. Empty input gives nil.
 func NormalizeAttachments(in []llm.Attachment) ([]llm.Attachment, error) {
 	if len(in) == 0 {
 		return nil, nil
@@ -33,25 +34,30 @@ func NormalizeAttachments(in []llm.Attachment) ([]llm.Attachment, error) {
 	out := make([]llm.Attachment, 0, len(in))
 	total := 0
 	for i, a := range in {
+		bad := func(err error) error { return &AttachmentError{Index: i, Name: a.Name, Err: err} }
 		mt, data, err := ParseDataURL(a.DataURL, MaxAttachmentBytes)
 		if err != nil {
-			return nil, fmt.Errorf("attachment %d (%s): %w", i+1, truncate(a.Name, 64), err)
+			return nil, bad(err)
+		}
+		declared := strings.ToLower(strings.TrimSpace(a.MimeType))
+		if mt != "" && declared != "" && declared != mt {
+			return nil, bad(fmt.Errorf("%w: mimeType %q does not match the data URL's type %q", ErrAttachment, truncate(declared, 64), mt))
 		}
 		if mt == "" {
-			mt = strings.ToLower(strings.TrimSpace(a.MimeType))
+			mt = declared
 		}
 		if mt == "" || mt == "application/octet-stream" {
 			mt = DetectMIME(a.Name, data)
 		}
 		if !IsMedia(mt) {
-			return nil, fmt.Errorf("%w: attachment %d (%s): type %q is not an image, audio or video type", ErrAttachment, i+1, truncate(a.Name, 64), mt)
+			return nil, bad(fmt.Errorf("%w: type %q is not an image, audio or video type", ErrAttachment, mt))
 		}
 		if len(data) == 0 {
-			return nil, fmt.Errorf("%w: attachment %d (%s) is empty", ErrAttachment, i+1, truncate(a.Name, 64))
+			return nil, bad(fmt.Errorf("%w: empty", ErrAttachment))
 		}
 		total += len(data)
 		if total > MaxAttachmentBytes {
-			return nil, fmt.Errorf("%w: attachments total more than %d bytes", ErrAttachment, MaxAttachmentBytes)
+			return nil, bad(fmt.Errorf("%w: attachments total more than %d bytes", ErrAttachment, MaxAttachmentBytes))
 		}
 		name := SanitizeName(a.Name)
 		if name == "" {
@@ -61,6 +67,20 @@ func NormalizeAttachments(in []llm.Attachment) ([]llm.Attachment, error) {
 	}
 	return out, nil
 }
+
+// AttachmentError is a refused attachment: which one, and why (Err wraps
+// ErrAttachment).
+type AttachmentError struct {
+	Index int    // 0-based position in the input
+	Name  string // the name as given (may be empty)
+	Err   error
+}
+
+func (e *AttachmentError) Error() string {
+	return fmt.Sprintf("attachment %d (%s): %v", e.Index+1, truncate(e.Name, 64), e.Err)
+}
+
+func (e *AttachmentError) Unwrap() error { return e.Err }
 
 // canonicalDataURL returns data:<mt>;base64,<payload>, reusing the
 // original payload when it is already plain padded standard base64 (the

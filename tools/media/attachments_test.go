@@ -140,11 +140,22 @@ func TestNormalizeAttachments(t *testing.T) {
 		"empty":       {att("x.png", "image/png", nil)},
 		"one too big": {att("big.png", "image/png", pngData(MaxAttachmentBytes+1))},
 		"total":       {att("a.png", "image/png", pngData(6<<20)), att("b.png", "image/png", pngData(5<<20))},
+		"mismatch":    {{Name: "x.png", MimeType: "image/png", DataURL: EncodeDataURL("video/mp4", png)}},
 	}
 	for name, in := range bad {
 		if _, err := NormalizeAttachments(in); !errors.Is(err, ErrAttachment) {
 			t.Errorf("%s: err = %v, want ErrAttachment", name, err)
 		}
+	}
+	// A refused attachment is named.
+	_, err = NormalizeAttachments([]llm.Attachment{att("a.png", "image/png", png), att("run.sh", "application/x-sh", []byte("ls"))})
+	var ae *AttachmentError
+	if !errors.As(err, &ae) || ae.Index != 1 || ae.Name != "run.sh" || !errors.Is(err, ErrAttachment) {
+		t.Errorf("err = %#v, want an *AttachmentError for index 1", err)
+	}
+	// The declared type may differ in case and spacing only.
+	if _, err := NormalizeAttachments([]llm.Attachment{{Name: "a.png", MimeType: " Image/PNG", DataURL: EncodeDataURL("image/png", png)}}); err != nil {
+		t.Errorf("same type, other case: %v", err)
 	}
 	// Exactly at the limits is fine.
 	if _, err := NormalizeAttachments([]llm.Attachment{att("a.png", "image/png", pngData(MaxAttachmentBytes))}); err != nil {

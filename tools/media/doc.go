@@ -1,7 +1,9 @@
 // Package media owns the media tool, which attaches an image, audio or video
 // file (from the workspace or an http/https URL) to the conversation for
 // multimodal models, and the attachment helpers the sidecar uses for user
-// uploads (seed §13): NormalizeAttachments, SaveAttachments and
+// uploads (seed §13): NormalizeAttachments (image/*, audio/* and video/*
+// only, non-empty, the declared type matching the data URL's; a refused one
+// is an *AttachmentError naming it), SaveAttachments and
 // ReadStoredAttachment. Files are opened with confine.OpenRead: never
 // blocking, and FIFOs, sockets and devices refused.
 //
@@ -12,5 +14,6 @@
 // Concurrency: a Tool is safe for concurrent use; its per-turn budget is
 // guarded by a mutex. The attachment helpers are plain functions. URL
 // downloads go through tools/web's guarded client (no private or loopback
-// targets unless allowed, redirects capped and re-checked).
+// targets unless allowed, redirects capped and re-checked) built on
+// Options.HTTPClient (engine.NewDefault's dials through SOCKS5_PROXY).
 package media

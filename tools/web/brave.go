@@ -21,7 +21,7 @@ type Brave struct {
 	// set or removed while the sidecar runs takes effect at once.
 	APIKey     func() string
 	BaseURL    string       // "" means DefaultBraveURL
-	HTTPClient *http.Client // nil: http.DefaultClient
+	HTTPClient *http.Client // nil: a client through SOCKS5_PROXY when set, else http.DefaultClient
 }
 
 var _ SearchBackend = (*Brave)(nil)

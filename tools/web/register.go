@@ -19,12 +19,14 @@ const (
 // targets, no search backend, default caps.
 type Options struct {
 	// HTTPClient is the base client for web_fetch (proxy, TLS); see
-	// ClientOptions.HTTPClient.
+	// ClientOptions.HTTPClient. engine.NewDefault sets one that dials
+	// through SOCKS5_PROXY when that is set.
 	HTTPClient *http.Client
 	// AllowPrivate lets web_fetch reach loopback and private addresses.
 	AllowPrivate bool
-	// Search backs web_search; nil makes web_search answer that no search
-	// backend is configured.
+	// Search backs web_search. While it is nil (or a SwitchableBackend
+	// that is not Configured), web_search is not offered to the model and a
+	// call to it is refused.
 	Search SearchBackend
 	// MaxBytes caps the download (default 5 MB).
 	MaxBytes int64
@@ -85,9 +87,10 @@ func RegisterWebTools(reg *tools.Registry, opts Options) {
 	meta = networkMeta
 	meta.Capabilities = []string{"network", "search"}
 	reg.MustRegister(tools.Spec{
-		Name:    "web_search",
-		Schema:  schema("web_search", webSearchDescription, webSearchParams),
-		Meta:    meta,
-		Handler: s.handle,
+		Name:      "web_search",
+		Schema:    schema("web_search", webSearchDescription, webSearchParams),
+		Meta:      meta,
+		Handler:   s.handle,
+		Available: s.available,
 	})
 }

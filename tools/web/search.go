@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -45,6 +47,15 @@ type SearchBackend interface {
 	Search(ctx context.Context, query string, n int) ([]SearchResult, error)
 }
 
+// SwitchableBackend is a SearchBackend that may be configured or not at run
+// time (the sidecar's search.set): web_search is offered to the model only
+// while Configured reports true. Configured is asked before every model
+// request, so it must be fast.
+type SwitchableBackend interface {
+	SearchBackend
+	Configured() bool
+}
+
 type searcher struct {
 	backend SearchBackend
 	timeout time.Duration
@@ -59,6 +70,18 @@ type searchArgs struct {
 type searchOutput struct {
 	Query   string         `json:"query"`
 	Results []SearchResult `json:"results"`
+}
+
+// available reports whether web_search can be offered: a backend is set
+// and, when it can be switched off, is configured.
+func (s *searcher) available() bool {
+	if s.backend == nil {
+		return false
+	}
+	if b, ok := s.backend.(SwitchableBackend); ok {
+		return b.Configured()
+	}
+	return true
 }
 
 func (s *searcher) handle(ctx context.Context, call tools.Call) (any, error) {
@@ -102,7 +125,11 @@ const maxSearchBody = 4 << 20
 // getJSON sends req and returns the body of a 2xx answer.
 func getJSON(client *http.Client, req *http.Request, backend string) ([]byte, error) {
 	if client == nil {
-		client = http.DefaultClient
+		c, err := netproxy.EnvClient() // SOCKS5_PROXY applies to web_search too
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrSearch, backend, err)
+		}
+		client = cmp.Or(c, http.DefaultClient)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)

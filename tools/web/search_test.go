@@ -134,6 +134,44 @@ func TestWebSearchTool(t *testing.T) {
 	wantErrType(t, err, "invalid_arguments")
 }
 
+// switchable is a backend the test switches on and off.
+type switchable struct {
+	SearchBackend
+	on bool
+}
+
+func (s *switchable) Configured() bool { return s.on }
+
+func offered(reg *tools.Registry, name string) bool {
+	for _, s := range reg.Schemas() {
+		if s.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWebSearchOfferedOnlyWithABackend(t *testing.T) {
+	reg := tools.NewRegistry()
+	RegisterWebTools(reg, Options{})
+	if offered(reg, "web_search") || !offered(reg, "web_fetch") {
+		t.Fatal("without a backend web_search is hidden, web_fetch is not")
+	}
+	if spec, _ := reg.Lookup("web_search"); spec.Enabled() {
+		t.Error("web_search without a backend is not enabled")
+	}
+	b := &switchable{SearchBackend: &SearXNG{BaseURL: "http://127.0.0.1:1"}}
+	reg = tools.NewRegistry()
+	RegisterWebTools(reg, Options{Search: b})
+	if offered(reg, "web_search") {
+		t.Error("a backend that is not configured hides web_search")
+	}
+	b.on = true
+	if !offered(reg, "web_search") {
+		t.Error("configuring the backend offers web_search on the next request")
+	}
+}
+
 func TestWebSearchNoBackend(t *testing.T) {
 	reg := tools.NewRegistry()
 	RegisterWebTools(reg, Options{})

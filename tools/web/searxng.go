@@ -13,7 +13,7 @@ import (
 // format enabled in its settings.
 type SearXNG struct {
 	BaseURL    string       // e.g. "http://127.0.0.1:8888"
-	HTTPClient *http.Client // nil: http.DefaultClient
+	HTTPClient *http.Client // nil: a client through SOCKS5_PROXY when set, else http.DefaultClient
 }
 
 var _ SearchBackend = (*SearXNG)(nil)

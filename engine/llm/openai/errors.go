@@ -13,6 +13,7 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/netproxy"
 )
 
 // Sentinels of this package; they are wrapped in *llm.Error.
@@ -22,7 +23,7 @@ var (
 	// ErrBadBaseURL: Options.BaseURL is not an http(s) URL.
 	ErrBadBaseURL = errors.New("invalid base URL")
 	// ErrBadProxy: Options.Proxy is not a usable SOCKS5 URL.
-	ErrBadProxy = errors.New("invalid SOCKS5 proxy")
+	ErrBadProxy = netproxy.ErrBadProxy
 )
 
 // maxErrMsg bounds the length of an error message taken from a response body.

@@ -2,17 +2,13 @@ package openai
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
-	"golang.org/x/net/proxy"
-
 	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/netproxy"
 )
 
 // watchdog aborts one attempt: before the response headers after Timeout (or
@@ -149,18 +145,4 @@ func newHTTPClient(o Options) (*http.Client, error) {
 	return &c, nil
 }
 
-func socksDialer(raw string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "socks5" && u.Scheme != "socks5h") {
-		return nil, fmt.Errorf("%w: want socks5://host:port", ErrBadProxy)
-	}
-	d, err := proxy.FromURL(u, &net.Dialer{Timeout: 30 * time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadProxy, err)
-	}
-	cd, ok := d.(proxy.ContextDialer)
-	if !ok {
-		return nil, fmt.Errorf("%w: dialer without context", ErrBadProxy)
-	}
-	return cd.DialContext, nil
-}
+func socksDialer(raw string) (netproxy.DialFunc, error) { return netproxy.Dialer(raw) }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -24,6 +26,7 @@ type conn struct {
 	slots  chan struct{} // bounds in-flight requests
 	wg     sync.WaitGroup
 
+	bigFrames             atomic.Bool // a frame of bigFrame bytes or more was read
 	initialized           atomic.Bool
 	interruptOnDisconnect atomic.Bool
 	closeOnce             sync.Once
@@ -42,6 +45,10 @@ type conn struct {
 }
 
 var connSeq atomic.Uint64
+
+// bigFrame is the frame size from which the memory of handling it is given
+// back to the OS afterwards (releaseMemory).
+const bigFrame = 8 << 20
 
 func newConn(s *Server, ws *websocket.Conn) *conn {
 	ctx, cancel := context.WithCancel(s.ctx)
@@ -75,6 +82,11 @@ func (c *conn) serve() {
 	c.dropAllSubs()
 	c.wg.Wait()
 	c.ws.CloseNow()
+	if c.bigFrames.Load() {
+		// The big frames are garbage now: give their memory back to the
+		// OS, so one huge frame costs no lasting RSS.
+		debug.FreeOSMemory()
+	}
 	if c.interruptOnDisconnect.Load() {
 		c.interruptTurns()
 	}
@@ -96,7 +108,12 @@ func (c *conn) readLoop() {
 			c.enqueue(encodeError(nil, &WireError{Code: CodeInvalidRequest, Message: "invalid request: binary frames are not accepted; send JSON text frames"}))
 			continue
 		}
+		big := len(data) >= bigFrame
+		if big {
+			c.bigFrames.Store(true)
+		}
 		items, batch := parseFrame(data)
+		data = nil
 		select {
 		case c.slots <- struct{}{}:
 		case <-c.ctx.Done():
@@ -105,6 +122,9 @@ func (c *conn) readLoop() {
 		c.wg.Go(func() {
 			defer func() { <-c.slots }()
 			c.handleFrame(items, batch)
+			if big {
+				c.s.releaseMemory()
+			}
 		})
 	}
 }
@@ -320,4 +340,15 @@ func (c *conn) interruptTurns() {
 			h.interruptAll()
 		}
 	}
+}
+
+// releaseMemory gives freed heap back to the OS after a big frame was
+// handled, at most once a second across the server (it runs a GC).
+func (s *Server) releaseMemory() {
+	now := time.Now().UnixNano()
+	last := s.lastRelease.Load()
+	if now-last < int64(time.Second) || !s.lastRelease.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
 }

@@ -10,6 +10,13 @@ import (
 // as a whole with -32600.
 const MaxBatch = 100
 
+// MaxIDBytes bounds a request id as written (a string id of more is refused
+// with a null id: an error never echoes more than a few hundred bytes).
+const MaxIDBytes = 256
+
+// maxMethodBytes bounds a method name; no method is that long.
+const maxMethodBytes = 128
+
 // request is one parsed JSON-RPC request or client notification.
 type request struct {
 	ID     json.RawMessage // nil for a notification
@@ -73,6 +80,9 @@ func parseOne(data []byte) parsed {
 	if err := json.Unmarshal(data, &rr); err != nil {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()}}
 	}
+	if len(bytes.TrimSpace(rr.ID)) > MaxIDBytes {
+		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: id of %d bytes; at most %d", len(rr.ID), MaxIDBytes)}}
+	}
 	id, ok := validID(rr.ID)
 	if !ok {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string, a number or null"}}
@@ -90,6 +100,9 @@ func parseOne(data []byte) parsed {
 	var method string
 	if json.Unmarshal(rr.Method, &method) != nil || method == "" {
 		return bad("method must be a non-empty string")
+	}
+	if len(method) > maxMethodBytes {
+		return bad(fmt.Sprintf("method name of %d bytes; no method is longer than %d", len(method), maxMethodBytes))
 	}
 	params := bytes.TrimSpace(rr.Params)
 	if len(params) > 0 && params[0] != '{' && params[0] != '[' && !bytes.Equal(params, []byte("null")) {

@@ -104,6 +104,7 @@ type Server struct {
 	wg       sync.WaitGroup // connections, session runners
 
 	shutdownOnce sync.Once
+	lastRelease  atomic.Int64 // unix ns of the last releaseMemory
 	providers    *providerSource
 	models       modelsCache // models.list answers, per provider profile
 

@@ -23,6 +23,11 @@ func (s *Server) turnRoutes() map[string]handler {
 }
 
 // TurnStartParams are the params of turn.start.
+// MaxTurnText bounds the text of turn.start and turn.steer (bytes): a
+// larger text is refused with -32602 instead of becoming an event sent to
+// every subscriber and stored.
+const MaxTurnText = 1 << 20
+
 type TurnStartParams struct {
 	SessionID   string           `json:"sessionId" rpc:"required"`
 	Text        string           `json:"text"`
@@ -45,6 +50,9 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 	}
 	if p.Text == "" && len(p.Attachments) == 0 {
 		return nil, invalidField("text", "required (or attachments)")
+	}
+	if len(p.Text) > MaxTurnText {
+		return nil, invalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", len(p.Text), MaxTurnText))
 	}
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {
@@ -186,6 +194,9 @@ func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	var p steerParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if len(p.Text) > MaxTurnText {
+		return nil, invalidField("text", fmt.Sprintf("%d bytes; at most %d", len(p.Text), MaxTurnText))
 	}
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {

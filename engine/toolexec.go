@@ -248,7 +248,11 @@ func (t *turn) finishResult(r callResult) {
 		t.finishError(st, err)
 		return
 	}
-	if st.spec.Meta.Class == tools.ClassWrite {
+	if fp, ok := out.(tools.FileProducer); ok {
+		for _, p := range fp.ProducedFiles() {
+			t.addProduced(p)
+		}
+	} else if st.spec.Meta.Class == tools.ClassWrite {
 		for _, name := range append([]string{"path", "file_path"}, st.spec.Meta.PathArgs...) {
 			if p, ok := st.args[name].(string); ok && p != "" {
 				t.addProduced(p)

@@ -100,7 +100,7 @@ func (s *Server) vcsHook(ctx context.Context, ss store.Session, workspace string
 		s.log.Debug("change tracking off", "session", ss.ID, "status", sv.Plan().Status)
 		return nil
 	}
-	return vcs.NewHook(sv)
+	return engine.NewVCSHook(sv)
 }
 
 // vcsOf returns a session's tracker for the vcs.* methods.

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -35,4 +37,54 @@ func TestE2EProducedFilesIncludePatchTools(t *testing.T) {
 	}
 	end := dataOf(t, evs[len(evs)-1])
 	require.ElementsMatch(t, []any{"written.txt", "added.txt", "unified.txt"}, end["produced_files"])
+}
+
+// interrupted carries the reqId of the model request it cut short, and the
+// summary request of a compaction is announced by llm_request {compact: true}.
+func TestE2EEventsCarryTheirFields(t *testing.T) {
+	script := writeScript(t,
+		map[string]any{"stall": true},
+		text("first answer "+strings.Repeat("and more words ", 400)),
+		calls("", toolCall("c1", "list_files", map[string]any{"path": "."})),
+		map[string]any{"err": "This model's maximum context length is 8192 tokens", "errKind": "context_overflow"},
+		text("fits now"),
+	)
+	// Chat answers the compaction summary.
+	b, err := os.ReadFile(script)
+	require.NoError(t, err)
+	b = append(b[:len(b)-1], []byte(`,"chat":["summary of the earlier turns"]}`)...)
+	require.NoError(t, os.WriteFile(script, b, 0o600))
+	e := setup(t, script, map[string]any{"mode": "auto"})
+
+	_, err = e.c.StartTurn(tctx(t), e.sid, "stall")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "llm_request")
+	reqID := dataOf(t, evs[len(evs)-1])["reqId"].(string)
+	require.NotEmpty(t, reqID)
+	require.NoError(t, e.c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": e.sid}, nil))
+	evs = untilType(t, e.c, e.sid, "turn_end")
+	intr := ofType(evs, "interrupted")
+	require.Len(t, intr, 1)
+	require.Equal(t, reqID, dataOf(t, intr[0])["reqId"])
+
+	var long strings.Builder
+	for i := 0; long.Len() < 12000; i++ {
+		fmt.Fprintf(&long, "line%d value%d ", i, (i*7919)%100000)
+	}
+	for _, in := range []string{long.String(), "list and overflow"} {
+		_, err = e.c.StartTurn(tctx(t), e.sid, in)
+		require.NoError(t, err)
+		evs = untilType(t, e.c, e.sid, "turn_end")
+	}
+	require.Equal(t, "completed", dataOf(t, evs[len(evs)-1])["status"], string(evs[len(evs)-1].Data))
+	require.NotEmpty(t, ofType(evs, "compacted"))
+	var compact []map[string]any
+	for _, ev := range ofType(evs, "llm_request") {
+		if d := dataOf(t, ev); d["compact"] == true {
+			compact = append(compact, d)
+		}
+	}
+	require.Len(t, compact, 1, "the summary request is announced")
+	require.NotEmpty(t, compact[0]["reqId"])
+	require.Equal(t, evs[0].TurnID, compact[0]["taskId"])
 }

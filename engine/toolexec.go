@@ -140,10 +140,10 @@ func (t *turn) runSerial(st *callState) {
 func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	e := t.e
 	requestID := newID("perm_")
-	cmd := ""
+	cmd, whyNot := "", "not a shell command"
 	if st.spec.Meta.Class == tools.ClassExec {
 		if s, ok := st.args["command"].(string); ok {
-			cmd, _ = permission.CommandExecutable(s)
+			cmd, whyNot = permission.CommandGrant(s)
 		}
 	}
 	meta := st.spec.Meta
@@ -153,7 +153,7 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	c.value("arguments", st.args)
 	c.text("reason", st.decision.Reason)
 	c.text("command", cmd)
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, Warnings: c.warnings, Display: c.display}}) {
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, context.Canceled
 	}
 	e.mu.Lock()

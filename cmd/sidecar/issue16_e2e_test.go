@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/ipc/client"
 )
 
 // The manual's turn_end.produced_files lists every file the turn wrote or
@@ -87,4 +90,76 @@ func TestE2EEventsCarryTheirFields(t *testing.T) {
 	require.Len(t, compact, 1, "the summary request is announced")
 	require.NotEmpty(t, compact[0]["reqId"])
 	require.Equal(t, evs[0].TurnID, compact[0]["taskId"])
+}
+
+// request.respond refuses an answer of another kind's shape, and
+// always_command where permission_required did not offer it; the card says
+// what always_command covers or why it is not offered.
+func TestE2ERespondChecksTheAnswerShape(t *testing.T) {
+	script := writeScript(t,
+		calls("", toolCall("q1", "ask_user", map[string]any{"question": "Which color?", "options": []string{"red", "blue"}})),
+		text("asked"),
+		calls("", toolCall("c1", "run_shell", map[string]any{"command": "echo hello > f.txt"})),
+		text("redirected"),
+		calls("", toolCall("c2", "write_file", map[string]any{"path": "w.txt", "content": "w\n"})),
+		text("written"),
+		calls("", toolCall("c3", "run_shell", map[string]any{"command": "touch t.txt"})),
+		text("touched"),
+	)
+	e := setup(t, script, nil)
+	respondErr := func(rid string, resp any, wantInMsg string) {
+		t.Helper()
+		err := e.c.Respond(tctx(t), e.sid, rid, resp)
+		require.Equal(t, client.CodeInvalidParams, client.Code(err), "%v", err)
+		require.Contains(t, err.Error(), wantInMsg)
+	}
+
+	_, err := e.c.StartTurn(tctx(t), e.sid, "ask")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "ask_user_question")
+	rid := dataOf(t, evs[len(evs)-1])["requestId"].(string)
+	respondErr(rid, map[string]string{"outcome": "once"}, "response.outcome")
+	respondErr(rid, map[string]any{}, "response.answer")
+	respondErr(rid, map[string]any{"answer": 3}, "answer")
+	require.NoError(t, e.c.Respond(tctx(t), e.sid, rid, map[string]string{"answer": "blue"}))
+	evs = untilType(t, e.c, e.sid, "turn_end")
+	require.Contains(t, dataOf(t, ofType(evs, "tool_finished")[0])["result_preview"], "blue")
+
+	// A command with a redirect: no command grant is offered, and the card
+	// says so.
+	_, err = e.c.StartTurn(tctx(t), e.sid, "redirect")
+	require.NoError(t, err)
+	evs = untilType(t, e.c, e.sid, "permission_required")
+	perm := dataOf(t, evs[len(evs)-1])
+	require.Contains(t, perm, "command")
+	require.Equal(t, "", perm["command"])
+	require.Equal(t, false, perm["alwaysCommand"])
+	require.Contains(t, perm["alwaysCommandNote"], "redirects")
+	rid = perm["requestId"].(string)
+	respondErr(rid, map[string]string{"outcome": "always_command"}, "always_command is not offered")
+	respondErr(rid, map[string]any{"answer": "yes"}, "response.answer")
+	respondErr(rid, json.RawMessage(`{"outcome":"once","Outcome":"deny"}`), "case")
+	require.NoError(t, e.c.Respond(tctx(t), e.sid, rid, map[string]string{"outcome": "once"}))
+	untilType(t, e.c, e.sid, "turn_end")
+
+	// Not a shell command at all.
+	_, err = e.c.StartTurn(tctx(t), e.sid, "write")
+	require.NoError(t, err)
+	evs = untilType(t, e.c, e.sid, "permission_required")
+	perm = dataOf(t, evs[len(evs)-1])
+	require.Equal(t, false, perm["alwaysCommand"])
+	require.Contains(t, perm["alwaysCommandNote"], "not a shell command")
+	respondErr(perm["requestId"].(string), map[string]string{"outcome": "always_command"}, "not a shell command")
+	require.NoError(t, e.c.Respond(tctx(t), e.sid, perm["requestId"].(string), map[string]string{"outcome": "deny"}))
+	untilType(t, e.c, e.sid, "turn_end")
+
+	// A simple command: the card names what the grant covers.
+	_, err = e.c.StartTurn(tctx(t), e.sid, "touch")
+	require.NoError(t, err)
+	evs = untilType(t, e.c, e.sid, "permission_required")
+	perm = dataOf(t, evs[len(evs)-1])
+	require.Equal(t, "touch", perm["command"])
+	require.Equal(t, true, perm["alwaysCommand"])
+	require.NoError(t, e.c.Respond(tctx(t), e.sid, perm["requestId"].(string), map[string]string{"outcome": "always_command"}))
+	untilType(t, e.c, e.sid, "turn_end")
 }

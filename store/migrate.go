@@ -109,6 +109,10 @@ CREATE TABLE agents (
 	updated_at  INTEGER NOT NULL
 );
 `,
+	// 3: when each session tool and command grant was given.
+	`
+ALTER TABLE grants ADD COLUMN grant_times TEXT NOT NULL DEFAULT '{}';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

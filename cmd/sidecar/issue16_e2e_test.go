@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,78 @@ func TestE2ERespondChecksTheAnswerShape(t *testing.T) {
 	require.Equal(t, true, perm["alwaysCommand"])
 	require.NoError(t, e.c.Respond(tctx(t), e.sid, perm["requestId"].(string), map[string]string{"outcome": "always_command"}))
 	untilType(t, e.c, e.sid, "turn_end")
+}
+
+// session.grants lists the session's always_tool and always_command grants
+// with when they were given; session.revokeGrant takes one back, live and
+// after a restart.
+func TestE2EGrantsVisibleAndRevocable(t *testing.T) {
+	script := writeScript(t,
+		calls("", toolCall("c1", "run_shell", map[string]any{"command": "touch a.txt"})),
+		text("touched"),
+		calls("", toolCall("c2", "write_file", map[string]any{"path": "w.txt", "content": "w\n"})),
+		text("written"),
+		calls("", toolCall("c3", "run_shell", map[string]any{"command": "touch b.txt"})),
+		text("asked again"),
+	)
+	e := setup(t, script, nil)
+	answer := func(in, outcome string) {
+		t.Helper()
+		_, err := e.c.StartTurn(tctx(t), e.sid, in)
+		require.NoError(t, err)
+		evs := untilType(t, e.c, e.sid, "permission_required")
+		require.NoError(t, e.c.Respond(tctx(t), e.sid, dataOf(t, evs[len(evs)-1])["requestId"].(string), map[string]string{"outcome": outcome}))
+		untilType(t, e.c, e.sid, "turn_end")
+	}
+	type grant struct {
+		Kind      string     `json:"kind"`
+		Name      string     `json:"name"`
+		GrantedAt *time.Time `json:"grantedAt"`
+	}
+	grants := func(c *client.Client) []grant {
+		t.Helper()
+		var res struct {
+			Grants []grant `json:"grants"`
+		}
+		require.NoError(t, c.Call(tctx(t), "session.grants", map[string]string{"sessionId": e.sid}, &res))
+		return res.Grants
+	}
+	before := time.Now().Add(-time.Second)
+	answer("touch", "always_command")
+	answer("write", "always_tool")
+	after := time.Now().Add(time.Second)
+	got := grants(e.c)
+	require.Len(t, got, 2)
+	require.Equal(t, []string{"tool", "command"}, []string{got[0].Kind, got[1].Kind})
+	require.Equal(t, []string{"write_file", "touch"}, []string{got[0].Name, got[1].Name})
+	for _, g := range got {
+		require.NotNil(t, g.GrantedAt)
+		require.True(t, g.GrantedAt.After(before) && g.GrantedAt.Before(after), "%v", g.GrantedAt)
+	}
+
+	var rev struct {
+		Revoked bool `json:"revoked"`
+	}
+	require.NoError(t, e.c.Call(tctx(t), "session.revokeGrant", map[string]string{"sessionId": e.sid, "kind": "command", "name": "touch"}, &rev))
+	require.True(t, rev.Revoked)
+	err := e.c.Call(tctx(t), "session.revokeGrant", map[string]string{"sessionId": e.sid, "kind": "command", "name": "touch"}, nil)
+	require.Equal(t, client.CodeNotFound, client.Code(err))
+	err = e.c.Call(tctx(t), "session.revokeGrant", map[string]string{"sessionId": e.sid, "kind": "everything", "name": "touch"}, nil)
+	require.Equal(t, client.CodeInvalidParams, client.Code(err))
+	require.Len(t, grants(e.c), 1)
+	// The revoked command asks again.
+	answer("touch again", "deny")
+
+	// After a restart the grant and its time are still there, and it can be
+	// revoked before the session's engine is loaded.
+	require.NoError(t, e.c.Call(tctx(t), "shutdown", nil, nil))
+	require.True(t, e.p.waitFor(10*time.Second))
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+script)
+	c2 := p2.connect(t)
+	got2 := grants(c2)
+	require.Len(t, got2, 1)
+	require.Equal(t, "write_file", got2[0].Name)
+	require.True(t, got2[0].GrantedAt.Equal(*got[0].GrantedAt), "%v vs %v", got2[0].GrantedAt, got[0].GrantedAt)
+	require.NoError(t, c2.Call(tctx(t), "session.revokeGrant", map[string]string{"sessionId": e.sid, "kind": "tool", "name": "write_file"}, nil))
+	require.Empty(t, grants(c2))
 }

@@ -33,7 +33,7 @@ func (s *Server) sessionSetMode(ctx context.Context, _ *conn, raw json.RawMessag
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		eng.SetMode(mode)
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -51,7 +51,7 @@ func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessa
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		eng.SetModel(p.Model)
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -86,7 +86,7 @@ func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessa
 		}
 		h.mu.Unlock()
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 // SetPermissionsParams are the params of session.setPermissions; absent
@@ -145,7 +145,7 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 			}
 		}
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 // loadedEngine returns the session's engine if it is loaded.

@@ -238,3 +238,90 @@ func TestE2EGrantsVisibleAndRevocable(t *testing.T) {
 	require.NoError(t, c2.Call(tctx(t), "session.revokeGrant", map[string]string{"sessionId": e.sid, "kind": "tool", "name": "write_file"}, nil))
 	require.Empty(t, grants(c2))
 }
+
+// vcs is a project setting: project.open {vcs} and project.setSettings set
+// it, sessions without their own vcs follow it (from their next turn), and
+// shadow snapshots go to <data-dir>/vcs, never into the project.
+func TestE2EVCSIsAProjectSetting(t *testing.T) {
+	script := writeScript(t,
+		calls("", toolCall("w1", "write_file", map[string]any{"path": "one.txt", "content": "1\n"})),
+		text("one"),
+		calls("", toolCall("w2", "write_file", map[string]any{"path": "two.txt", "content": "2\n"})),
+		text("two"),
+	)
+	dataDir := filepath.Join(t.TempDir(), "data")
+	projDir := filepath.Join(t.TempDir(), "proj")
+	require.NoError(t, os.MkdirAll(projDir, 0o755))
+	p := spawn(t, dataDir, "ZQAGENT_SCRIPT="+script)
+	c := p.connect(t)
+	type settings struct {
+		VCS string `json:"vcs"`
+	}
+	var pr struct {
+		ProjectID string   `json:"projectId"`
+		Settings  settings `json:"settings"`
+	}
+	err := c.Call(tctx(t), "project.open", map[string]string{"path": projDir, "vcs": "svn"}, nil)
+	require.Equal(t, client.CodeInvalidParams, client.Code(err))
+	require.NoError(t, c.Call(tctx(t), "project.open", map[string]string{"path": projDir, "vcs": "off"}, &pr))
+	require.Equal(t, "off", pr.Settings.VCS)
+	sid, err := c.CreateSession(tctx(t), pr.ProjectID, map[string]any{"mode": "auto"})
+	require.NoError(t, err)
+	pinned, err := c.CreateSession(tctx(t), pr.ProjectID, map[string]any{"mode": "auto", "vcs": "off"})
+	require.NoError(t, err)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	sessionVCS := func(id string) string {
+		var got struct {
+			Session struct {
+				VCS string `json:"vcs"`
+			} `json:"session"`
+		}
+		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": id}, &got))
+		return got.Session.VCS
+	}
+	turns := func(id string) (int, string) {
+		var res struct {
+			Turns []json.RawMessage `json:"turns"`
+			Plan  struct {
+				Mode string `json:"mode"`
+			} `json:"plan"`
+		}
+		require.NoError(t, c.Call(tctx(t), "vcs.turns", map[string]string{"sessionId": id}, &res))
+		return len(res.Turns), res.Plan.Mode
+	}
+	require.Equal(t, "off", sessionVCS(sid))
+	_, err = c.StartTurn(tctx(t), sid, "one")
+	require.NoError(t, err)
+	untilType(t, c, sid, "turn_end")
+	n, mode := turns(sid)
+	require.Equal(t, 0, n)
+	require.Equal(t, "off", mode)
+
+	require.NoError(t, c.Call(tctx(t), "project.setSettings", map[string]string{"projectId": pr.ProjectID, "vcs": "shadow"}, &pr))
+	require.Equal(t, "shadow", pr.Settings.VCS)
+	require.Equal(t, "shadow", sessionVCS(sid))
+	require.Equal(t, "off", sessionVCS(pinned), "a session created with its own vcs keeps it")
+	_, err = c.StartTurn(tctx(t), sid, "two")
+	require.NoError(t, err)
+	untilType(t, c, sid, "turn_end")
+	n, mode = turns(sid)
+	require.Equal(t, 1, n)
+	require.Equal(t, "shadow", mode)
+	entries, err := os.ReadDir(filepath.Join(dataDir, "vcs"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "one shadow repository per project, in the data dir")
+	require.NoDirExists(t, filepath.Join(projDir, ".agent", "vcs"))
+
+	var list struct {
+		Projects []struct {
+			ProjectID string   `json:"projectId"`
+			Settings  settings `json:"settings"`
+		} `json:"projects"`
+	}
+	require.NoError(t, c.Call(tctx(t), "project.list", nil, &list))
+	require.Len(t, list.Projects, 1)
+	require.Equal(t, "shadow", list.Projects[0].Settings.VCS)
+	err = c.Call(tctx(t), "project.setSettings", map[string]string{"projectId": "nope", "vcs": "off"}, nil)
+	require.Equal(t, client.CodeNotFound, client.Code(err))
+}

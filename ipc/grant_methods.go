@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/store"
 )
@@ -65,6 +66,13 @@ func sessionGrantsOf(g store.Grants) []permission.SessionGrant {
 	return out
 }
 
+// loaded returns the host's engine, nil when none is loaded.
+func (h *sessionHost) loaded() *engine.Engine {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.eng
+}
+
 func grantInfos(gs []permission.SessionGrant) []GrantInfo {
 	out := make([]GrantInfo, 0, len(gs))
 	for _, g := range gs {
@@ -89,7 +97,7 @@ func (s *Server) sessionGrants(ctx context.Context, _ *conn, raw json.RawMessage
 	}
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
-	if eng := s.loadedEngine(p.SessionID); eng != nil {
+	if eng := h.loaded(); eng != nil {
 		return GrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
 	}
 	g, err := s.opts.Store.Grants(ctx, p.SessionID)
@@ -115,7 +123,7 @@ func (s *Server) sessionRevokeGrant(ctx context.Context, _ *conn, raw json.RawMe
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
 	notHeld := fmt.Errorf("%w: session %q holds no %s grant %q", ErrNotFound, p.SessionID, p.Kind, p.Name)
-	if eng := s.loadedEngine(p.SessionID); eng != nil {
+	if eng := h.loaded(); eng != nil {
 		if !eng.Permissions().RevokeGrant(kind, p.Name) {
 			return nil, notHeld
 		}

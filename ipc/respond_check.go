@@ -38,11 +38,11 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 	}
 	keys, err := objectKeys(raw)
 	if err != nil {
-		return invalidField("response", fmt.Sprintf("must be a JSON object %s for a %s request: %v", shape.want, req.Kind, err))
+		return invalidField("response", fmt.Sprintf("must be a JSON object %s for %s requests: %v", shape.want, req.Kind, err))
 	}
 	for k, v := range keys {
 		if !slices.Contains(shape.keys, k) {
-			return invalidField("response."+k, fmt.Sprintf("unknown field for a %s request (want %s)", req.Kind, shape.want))
+			return invalidField("response."+k, fmt.Sprintf("unknown field for %s requests (want %s)", req.Kind, shape.want))
 		}
 		if slices.Contains(shape.required, k) && bytes.Equal(v, []byte("null")) {
 			delete(keys, k)
@@ -50,7 +50,7 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 	}
 	for _, k := range shape.required {
 		if _, ok := keys[k]; !ok {
-			return invalidField("response."+k, fmt.Sprintf("required for a %s request (want %s)", req.Kind, shape.want))
+			return invalidField("response."+k, fmt.Sprintf("required for %s requests (want %s)", req.Kind, shape.want))
 		}
 	}
 	switch req.Kind {

@@ -255,6 +255,9 @@ func (t *turn) finishResult(r callResult) {
 	} else if st.spec.Meta.Class == tools.ClassWrite {
 		for _, name := range append([]string{"path", "file_path"}, st.spec.Meta.PathArgs...) {
 			if p, ok := st.args[name].(string); ok && p != "" {
+				if ws := t.e.permissions.Workspace(); ws != nil {
+					p = ws.Rel(p) // the patch tools' form: workspace-relative, '/'
+				}
 				t.addProduced(p)
 			}
 		}

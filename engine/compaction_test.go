@@ -74,6 +74,9 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 	for _, e := range evs {
 		switch d := e.Data.(type) {
 		case engine.LLMRequestData:
+			if d.Compact {
+				continue // the summary request of the compaction under way
+			}
 			iteration++
 			if lastCompaction != nil {
 				require.Less(t, lastCompaction.TokensAfter, 16_000, "a compaction ends under the hard threshold")
@@ -92,6 +95,13 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 		require.Equal(t, 1, n, "iteration %d summarised more than once", it)
 	}
 	require.Len(t, r.provider.ChatRequests(), summaries)
+	compactRequests := 0
+	for _, d := range find[engine.LLMRequestData](evs) {
+		if d.Compact {
+			compactRequests++
+		}
+	}
+	require.Equal(t, summaries, compactRequests, "each summary request is announced")
 	// Required messages survive: the system prompt and the first request.
 	h := r.eng.Messages()
 	require.Equal(t, llm.RoleSystem, h[0].Role)

@@ -36,6 +36,9 @@ func (c compactor) Compact(ctx context.Context, req CompactRequest, emit func(Ev
 		Start: func(s compaction.Start) bool {
 			return emit(Event{EventCompacting, CompactingData{task: tk, Trigger: s.Trigger, Tokens: s.Tokens, Estimated: s.Estimated, ContextWindow: s.ContextWindow, ThresholdPct: s.ThresholdPct, ThresholdTokens: s.ThresholdTokens, OutboundMessages: s.OutboundMessages}})
 		},
+		Request: func(r llm.ChatRequest) bool {
+			return emit(Event{EventLLMRequest, LLMRequestData{task: tk, ReqID: r.ReqID, LogTime: logTime(), Model: r.Model, MsgCount: len(r.Messages), Compact: true}})
+		},
 		Done: func(d compaction.Done) {
 			emit(Event{EventCompacted, CompactedData{task: tk, ReqID: "compact_" + req.TaskID, Method: d.Method, MessagesBefore: d.MessagesBefore, MessagesAfter: d.MessagesAfter, BoundaryIndex: d.BoundaryIndex, Model: d.Model, SummaryPreview: d.SummaryPreview, KeptUserMessages: d.KeptUserMessages, DroppedUserMessages: d.DroppedUserMessages, TokensBefore: d.TokensBefore, TokensAfter: d.TokensAfter}})
 		},

@@ -1,16 +1,17 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/compaction"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
@@ -77,6 +78,9 @@ type DefaultOptions struct {
 	// (NewCompactor), unless NoCompaction.
 	Compactor    Compactor
 	NoCompaction bool
+	// VCS takes a git snapshot of the workspace around every turn (seed
+	// §17); off by default. Its hook runs beside Hook, never replacing it.
+	VCS VCSOptions
 	// ShellEnv is extra NAME=VALUE for shell tasks.
 	ShellEnv []string
 	// Today overrides the date in the environment block (tests).
@@ -90,6 +94,9 @@ type Wired struct {
 	Shell     *shell.Manager
 	Todos     *todo.TodoList
 	Sandbox   *sandbox.Box
+	// VCS is the session's change tracker (DefaultOptions.VCS); nil when
+	// tracking is off or unavailable.
+	VCS *vcs.SessionVCS
 }
 
 // NewDefault is the seed's createDefaultEngine: it wires the provider, the
@@ -172,17 +179,32 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		}
 		instructions = BuildInstructions(o.AgentType, ws.Root(), today, o.Lang)
 	}
-	compactor := o.Compactor
-	if compactor == nil && !o.NoCompaction {
-		compactor = NewCompactor(compaction.Config{Provider: o.Provider, ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct, CapTokens: o.CapTokens}, o.Lang)
+	hook := o.Hook
+	var tracker *vcs.SessionVCS
+	if m, err := vcs.ParseMode(string(o.VCS.Mode)); err != nil {
+		return nil, nil, fmt.Errorf("new default engine: %w", err)
+	} else if m != vcs.ModeOff {
+		id := o.VCS.SessionID
+		if id == "" {
+			id = "default"
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), VCSHookTimeout)
+		cfg := o.VCS.Config
+		cfg.Mode = m
+		plan := vcs.ResolvePlan(ctx, ws.Root(), cfg)
+		cancel()
+		if plan.Enabled() {
+			tracker = vcs.NewSession(plan, id)
+			hook = CompositeHook{o.Hook, NewVCSHook(tracker)}
+		}
 	}
 	e, err := New(Options{
 		Provider: o.Provider, Registry: reg, Permissions: perms, Model: o.Model,
 		Instructions: instructions, Lang: o.Lang, MaxIterations: o.MaxIterations,
-		ReasoningEffort: o.ReasoningEffort, Messages: o.Messages, Hook: o.Hook,
+		ReasoningEffort: o.ReasoningEffort, Messages: o.Messages, Hook: hook,
 		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
 		CapTokens: o.CapTokens, ToolResultDir: o.ToolResultDir, DefaultApproval: o.DefaultApproval,
-		Compactor: compactor,
+		Compactor: o.Compactor, NoCompaction: o.NoCompaction,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -210,7 +232,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	RegisterExploreTool(reg, ExploreConfig{NewChild: func(parentCallID string) (*Engine, error) {
 		return newExploreChild(e, o, ws, parentCallID)
 	}})
-	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: box}, nil
+	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: box, VCS: tracker}, nil
 }
 
 // newExploreChild builds the explore subagent: same provider and model, its
@@ -244,5 +266,8 @@ func newExploreChild(parent *Engine, o DefaultOptions, ws *confine.Workspace, pa
 		Hook:                    hook,
 		ToolResultDir:           parent.opts.ToolResultDir,
 		DefaultApproval:         permission.DefaultApproval("deny"),
+		// Its own context, compacted like the parent's.
+		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
+		CapTokens: o.CapTokens, NoCompaction: o.NoCompaction,
 	})
 }

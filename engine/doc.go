@@ -19,5 +19,8 @@
 //
 // The package is embeddable as a plain library: it imports neither ipc nor
 // store. Hosts persist through Hooks and answer approvals and questions
-// through the per-engine Approver and Interactor.
+// through the per-engine Approver and Interactor. Options' context-window
+// settings configure the default compactor (NewCompactor); NewDefault adds
+// the builtin tools and, with DefaultOptions.VCS, per-turn git snapshots
+// (engine/vcs, through NewVCSHook).
 package engine

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/zqagent/sidecar/engine/compaction"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/tools"
@@ -48,8 +49,11 @@ type Options struct {
 	// DefaultApproval is what happens when an approval is needed and no
 	// approver is set: "error" (default), "deny" or "allow".
 	DefaultApproval permission.DefaultApproval
-	// Compactor manages the context (issue 9); nil = none.
-	Compactor Compactor
+	// Compactor manages the context window; nil = the default compactor
+	// (NewCompactor) built from ContextWindow, ThresholdPct,
+	// SoftThresholdPct and CapTokens, unless NoCompaction.
+	Compactor    Compactor
+	NoCompaction bool
 	// OnClose runs when the engine is closed (kills shell tasks, closes
 	// watchers of the default wiring).
 	OnClose []func() error
@@ -150,6 +154,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.ToolResultDir == "" {
 		opts.ToolResultDir = os.Getenv("TOOL_RESULT_DIR")
 	}
+	if opts.Compactor == nil && !opts.NoCompaction {
+		opts.Compactor = NewCompactor(compaction.Config{Provider: opts.Provider, ContextWindow: opts.ContextWindow, ThresholdPct: opts.ThresholdPct, SoftThresholdPct: opts.SoftThresholdPct, CapTokens: opts.CapTokens}, opts.Lang)
+	}
 	e := &Engine{
 		provider:     opts.Provider,
 		registry:     opts.Registry,
@@ -206,6 +213,14 @@ func (e *Engine) Mode() permission.Mode { return e.permissions.Mode() }
 
 // SetMode changes the permission mode; it applies to the next tool call.
 func (e *Engine) SetMode(m permission.Mode) { e.permissions.SetMode(m) }
+
+// Approver returns the per-engine approval callback (nil when none is set:
+// Options.DefaultApproval then decides).
+func (e *Engine) Approver() permission.Approver {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.approver
+}
 
 // SetApprover sets the per-engine approval callback.
 func (e *Engine) SetApprover(a permission.Approver) {

@@ -148,8 +148,11 @@ type PermissionRequiredData struct {
 	Category  string         `json:"category"`
 	RiskLevel string         `json:"riskLevel,omitempty"`
 	// Command is the executable name a run_shell "always_command" grant
-	// would cover ("" when the command is not simple enough to grant).
-	Command string `json:"command,omitempty"`
+	// would cover; "" when always_command is not offered (AlwaysCommand
+	// false, AlwaysCommandNote says why).
+	Command           string `json:"command"`
+	AlwaysCommand     bool   `json:"alwaysCommand"`
+	AlwaysCommandNote string `json:"alwaysCommandNote,omitempty"`
 	// Warnings and Display: text fields holding control characters, ANSI
 	// escapes, bidi or invisible characters, and their escaped display forms
 	// by field path (see TextWarning). Empty when the text is clean.

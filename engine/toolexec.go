@@ -146,10 +146,10 @@ func (t *turn) runSerial(st *callState) {
 func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	e := t.e
 	requestID := newID("perm_")
-	cmd := ""
+	cmd, whyNot := "", "not a shell command"
 	if st.spec.Meta.Class == tools.ClassExec {
 		if s, ok := st.args["command"].(string); ok {
-			cmd, _ = permission.CommandExecutable(s)
+			cmd, whyNot = permission.CommandGrant(s)
 		}
 	}
 	meta := st.spec.Meta
@@ -159,7 +159,7 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	c.value("arguments", st.args)
 	c.text("reason", st.decision.Reason)
 	c.text("command", cmd)
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, Warnings: c.warnings, Display: c.display}}) {
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, context.Canceled
 	}
 	e.mu.Lock()
@@ -254,9 +254,16 @@ func (t *turn) finishResult(r callResult) {
 		t.finishError(st, err)
 		return
 	}
-	if st.spec.Meta.Class == tools.ClassWrite {
+	if fp, ok := out.(tools.FileProducer); ok {
+		for _, p := range fp.ProducedFiles() {
+			t.addProduced(p)
+		}
+	} else if st.spec.Meta.Class == tools.ClassWrite {
 		for _, name := range append([]string{"path", "file_path"}, st.spec.Meta.PathArgs...) {
 			if p, ok := st.args[name].(string); ok && p != "" {
+				if ws := t.e.permissions.Workspace(); ws != nil {
+					p = ws.Rel(p) // the patch tools' form: workspace-relative, '/'
+				}
 				t.addProduced(p)
 			}
 		}

@@ -83,7 +83,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 		}
 		e.setState(StateFinishing)
 		if status == StatusInterrupted {
-			t.emit(Event{EventInterrupted, InterruptedData{task: task{taskID}, Iterations: t.iteration}})
+			t.emit(Event{EventInterrupted, InterruptedData{task: task{taskID}, Iterations: t.iteration, ReqID: t.reqID}})
 		}
 		produced := t.produced
 		if produced == nil {

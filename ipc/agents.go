@@ -203,7 +203,7 @@ func (s *Server) agentsUpdate(ctx context.Context, _ *conn, raw json.RawMessage)
 	if err := s.opts.Store.PutAgent(ctx, a); err != nil {
 		return nil, err
 	}
-	s.reloadEngines() // sessions of this agent take the new prompt at their next turn
+	s.reloadEngines("") // sessions of this agent take the new prompt at their next turn
 	return s.storedAgentInfo(ctx, p.Name)
 }
 
@@ -220,7 +220,7 @@ func (s *Server) agentsRemove(ctx context.Context, _ *conn, raw json.RawMessage)
 	if err := s.opts.Store.DeleteAgent(ctx, p.Name); err != nil {
 		return nil, fmt.Errorf("agent %q: %w", p.Name, err)
 	}
-	s.reloadEngines()
+	s.reloadEngines("")
 	return struct {
 		Removed bool `json:"removed"`
 	}{true}, nil
@@ -234,13 +234,16 @@ func (s *Server) storedAgentInfo(ctx context.Context, name string) (AgentInfo, e
 	return agentInfo(a), nil
 }
 
-// reloadEngines makes every loaded session rebuild its engine before its
-// next turn: idle engines are released now, busy ones are marked.
-func (s *Server) reloadEngines() {
+// reloadEngines makes every loaded session (of projectID; "" = all)
+// rebuild its engine before its next turn: idle engines are released now,
+// busy ones are marked.
+func (s *Server) reloadEngines(projectID string) {
 	s.mu.Lock()
 	hosts := make([]*sessionHost, 0, len(s.sessions))
 	for _, h := range s.sessions {
-		hosts = append(hosts, h)
+		if projectID == "" || h.projectID == projectID {
+			hosts = append(hosts, h)
+		}
 	}
 	s.mu.Unlock()
 	for _, h := range hosts {

@@ -42,38 +42,6 @@ type DirectoryResponse struct {
 	Writable *bool  `json:"writable,omitempty"`
 }
 
-// validateResponse checks a response against its request kind before it is
-// stored; the error names the bad field.
-func validateResponse(kind string, raw json.RawMessage) error {
-	switch kind {
-	case store.KindApproval:
-		var r ApprovalResponse
-		if err := decodeParams(raw, &r); err != nil {
-			return prefixField(err)
-		}
-		if _, err := permission.ParseOutcome(r.Outcome); err != nil {
-			return invalidField("response.outcome", "must be once, always_tool, always_command or deny")
-		}
-	case store.KindQuestion:
-		var r QuestionResponse
-		return prefixField(decodeParams(raw, &r))
-	case store.KindPlan:
-		var r PlanResponse
-		return prefixField(decodeParams(raw, &r))
-	case store.KindDirectory:
-		var r DirectoryResponse
-		return prefixField(decodeParams(raw, &r))
-	}
-	return nil
-}
-
-func prefixField(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%w (in response)", err)
-}
-
 // denyResponse is what a timed-out approval is answered with.
 var denyResponse = json.RawMessage(`{"outcome":"deny"}`)
 

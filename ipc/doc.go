@@ -6,10 +6,12 @@
 // questions to durable pending requests answered with request.respond.
 //
 // Layout: routes.go lists the method tables (one function per file that
-// serves methods: lifecycle.go, project.go, session_methods.go,
-// session_runtime.go, lang.go (session languages), turn_methods.go,
-// request_methods.go, keys.go, providers_methods.go, agents.go,
-// websearch.go, vcs_methods.go, mcp_methods.go and terminal_methods.go); mcp_project.go owns each open project's MCP manager,
+// serves methods: lifecycle.go, project.go (with project_settings.go),
+// session_methods.go, session_runtime.go, lang.go (session languages),
+// grant_methods.go, turn_methods.go, request_methods.go, keys.go,
+// providers_methods.go, agents.go, websearch.go, vcs_methods.go,
+// mcp_methods.go and terminal_methods.go); respond_check.go checks answers
+// against their request; mcp_project.go owns each open project's MCP manager,
 // mcp_trust.go keeps its servers' approvals, and terminal_stream.go the terminal.output streams; a handler decodes
 // its params with decodeParams, which names the bad field, and returns errors
 // wrapping the sentinels of errors.go; wireError (errors.go, errmap.go) is the
@@ -39,9 +41,11 @@
 //     last seq; it never blocks the engine or other subscribers.
 //
 // Lock order: Server.mu before sessionHost.mu before subscription.mu;
-// sessionHost.loadMu before sessionHost.mu. No lock is held while sending
-// to a connection or calling the store or an engine, except the short
-// subscribe registration, which only touches in-memory state, and
+// sessionHost.loadMu before Server.mu and sessionHost.mu. No lock is held
+// while sending to a connection or calling the store or an engine, except
+// the short subscribe registration, which only touches in-memory state;
+// loadMu, which engine loading and the grant methods hold across their store
+// and permission calls so that the two never interleave; and
 // searchCache.mu, a leaf lock held across the one settings row it caches so
 // that the cache never disagrees with the store.
 package ipc

@@ -133,11 +133,8 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	}
 	h.restoreCompaction(ctx, eng)
 	perms := eng.Permissions()
-	for _, t := range g.SessionTools {
-		perms.AllowToolForSession(t)
-	}
-	for _, c := range g.SessionCommands {
-		perms.AllowCommandForSession(c)
+	for _, sg := range sessionGrantsOf(g) {
+		perms.RestoreGrant(sg)
 	}
 	if ws := perms.Workspace(); ws != nil {
 		for _, d := range g.Directories {
@@ -175,8 +172,19 @@ func grantsOf(eng *engine.Engine) store.Grants {
 		Mode:            string(p.Mode()),
 		ShellPolicy:     string(p.ShellPolicy()),
 		AllowedCommands: p.AllowedCommands(),
-		SessionTools:    p.SessionTools(),
-		SessionCommands: p.SessionCommands(),
+		SessionTools:    []string{},
+		SessionCommands: []string{},
+		GrantTimes:      store.GrantTimes{Tools: map[string]time.Time{}, Commands: map[string]time.Time{}},
+	}
+	for _, sg := range p.SessionGrants() {
+		switch sg.Kind {
+		case permission.GrantTool:
+			g.SessionTools = append(g.SessionTools, sg.Name)
+			g.GrantTimes.Tools[sg.Name] = sg.GrantedAt
+		case permission.GrantCommand:
+			g.SessionCommands = append(g.SessionCommands, sg.Name)
+			g.GrantTimes.Commands[sg.Name] = sg.GrantedAt
+		}
 	}
 	if ws := p.Workspace(); ws != nil {
 		g.Directories = ws.Grants()

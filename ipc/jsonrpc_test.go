@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/store"
 )
 
 func TestParseFrame(t *testing.T) {
@@ -125,7 +127,7 @@ func FuzzDecodeParams(f *testing.F) {
 			t.Fatalf("code %d for %v", wireError(err).Code, err)
 		}
 		if err == nil {
-			_ = validateResponse("approval", p.Response)
+			_ = validateResponse(store.PendingRequest{Kind: store.KindApproval}, p.Response)
 		}
 	})
 }

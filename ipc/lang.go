@@ -120,5 +120,5 @@ func (s *Server) sessionSetLang(ctx context.Context, _ *conn, raw json.RawMessag
 	// The language is in the prompt, the naming and the compactor: the
 	// engine is rebuilt (history kept in the store) before the next turn.
 	s.reloadEngine(p.SessionID)
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }

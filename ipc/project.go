@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -17,6 +18,8 @@ func (s *Server) projectRoutes() map[string]handler {
 		"project.open":  s.projectOpen,
 		"project.close": s.projectClose,
 		"project.list":  s.projectList,
+		// project_settings.go
+		"project.setSettings": s.projectSetSettings,
 	}
 }
 
@@ -28,10 +31,23 @@ type ProjectInfo struct {
 	Git bool `json:"git"`
 	// Open reports whether the project is open in this sidecar process.
 	Open bool `json:"open"`
+	// Settings are the project's settings (project.setSettings).
+	Settings ProjectSettings `json:"settings"`
+}
+
+// projectInfo is a project on the wire, open as this process knows it.
+func (s *Server) projectInfo(pr store.Project, ps ProjectSettings) ProjectInfo {
+	s.mu.Lock()
+	_, open := s.openProjects[pr.ID]
+	s.mu.Unlock()
+	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: open, Settings: ps}
 }
 
 type projectPathParams struct {
 	Path string `json:"path" rpc:"required"`
+	// VCS, when set, changes the project's change tracking (as
+	// project.setSettings does).
+	VCS string `json:"vcs"`
 }
 
 type projectIDParams struct {
@@ -85,15 +101,30 @@ func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) 
 	if err != nil {
 		return nil, err
 	}
+	var mode vcs.Mode
+	if p.VCS != "" {
+		if mode, err = parseVCSMode(p.VCS); err != nil {
+			return nil, err
+		}
+	}
 	pr, err := s.opts.Store.UpsertProject(ctx, root)
 	if err != nil {
 		return nil, fmt.Errorf("open project: %w", err)
+	}
+	var ps ProjectSettings
+	if mode != "" {
+		ps, err = s.setProjectVCS(ctx, pr.ID, mode)
+	} else {
+		ps, err = s.projectSettings(ctx, pr.ID)
+	}
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	s.openProjects[pr.ID] = struct{}{}
 	s.mu.Unlock()
 	s.openMCP(pr.ID, pr.Path) // connects in the background
-	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: true}, nil
+	return s.projectInfo(pr, ps), nil
 }
 
 func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -133,14 +164,12 @@ func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) 
 		return nil, err
 	}
 	out := make([]ProjectInfo, len(prs))
-	s.mu.Lock()
 	for i, pr := range prs {
-		_, open := s.openProjects[pr.ID]
-		out[i] = ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Open: open}
-	}
-	s.mu.Unlock()
-	for i := range out {
-		out[i].Git = isGitRepo(out[i].Path)
+		ps, err := s.projectSettings(ctx, pr.ID)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s.projectInfo(pr, ps)
 	}
 	return struct {
 		Projects []ProjectInfo `json:"projects"`

@@ -231,5 +231,5 @@ func (p *providerSource) reset() {
 // released now, busy ones are rebuilt before their next turn.
 func (s *Server) ResetProvider() {
 	s.providers.reset()
-	s.reloadEngines()
+	s.reloadEngines("")
 }

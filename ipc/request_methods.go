@@ -42,7 +42,7 @@ func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessag
 	if req.SessionID != p.SessionID {
 		return nil, fmt.Errorf("%w: request %q is not a request of session %q", ErrNotFound, p.RequestID, p.SessionID)
 	}
-	if err := validateResponse(req.Kind, p.Response); err != nil {
+	if err := validateResponse(req, p.Response); err != nil {
 		return nil, err
 	}
 	h, err := s.host(ctx, p.SessionID)

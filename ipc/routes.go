@@ -20,6 +20,7 @@ func (s *Server) routeGroups() []map[string]handler {
 		s.lifecycleRoutes(), // lifecycle.go
 		s.projectRoutes(),   // project.go
 		s.sessionRoutes(),   // session_methods.go
+		s.grantRoutes(),     // grant_methods.go
 		s.turnRoutes(),      // turn_methods.go
 		s.requestRoutes(),   // request_methods.go
 		s.keyRoutes(),       // keys.go

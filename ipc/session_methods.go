@@ -10,6 +10,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/sandbox"
 )
@@ -85,19 +86,19 @@ type PendingRequestInfo struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 }
 
-func (s *Server) sessionInfo(ss store.Session) SessionInfo {
+func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo {
 	running := false
 	if h := s.loadedHost(ss.ID); h != nil {
 		running = h.running()
 	}
 	status := ss.Status
-	if status == store.StatusInterrupted && !running && s.suspended(s.ctx, ss.ID) {
+	if status == store.StatusInterrupted && !running && s.suspended(ctx, ss.ID) {
 		status = StatusSuspended
 	}
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
-		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(sessionVCSMode(ss)), Lang: s.sessionLang(ss),
+		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(s.vcsModeOf(ctx, ss)), Lang: s.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
 	}
@@ -139,7 +140,7 @@ type SessionCreateParams struct {
 	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
 	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
 	Provider          string   `json:"provider,omitempty"` // provider profile; "" = openai
-	VCS               string   `json:"vcs,omitempty"`      // off | auto (default) | native | shadow
+	VCS               string   `json:"vcs,omitempty"`      // off | auto | native | shadow; "" = the project's (project.setSettings)
 	Sandbox           string   `json:"sandbox,omitempty"`  // auto (default) | off | required
 	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"`
 	Lang              string   `json:"lang,omitempty"` // a tag of zh, en, zh-TW, ja, ko or es; "" = the default (lang.go)
@@ -168,9 +169,11 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if err := validEffort(p.ReasoningEffort); err != nil {
 		return nil, err
 	}
-	vcsMode, err := parseVCSMode(p.VCS)
-	if err != nil {
-		return nil, err
+	var vcsMode vcs.Mode // "": the project's
+	if p.VCS != "" {
+		if vcsMode, err = parseVCSMode(p.VCS); err != nil {
+			return nil, err
+		}
 	}
 	lang, err := parseLang(p.Lang)
 	if err != nil {
@@ -194,7 +197,10 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	}
 	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort,
 		Sandbox: string(sbMode), SandboxNetwork: p.SandboxNetwork, Lang: lang}
-	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withVCSMode(withSettings(nil, set), vcsMode)}
+	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withSettings(nil, set)}
+	if vcsMode != "" {
+		ss.Settings = withVCSMode(ss.Settings, vcsMode)
+	}
 	if p.Title != "" {
 		ss.TitleSource = "user"
 	}
@@ -205,7 +211,7 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	return struct {
 		SessionID string      `json:"sessionId"`
 		Session   SessionInfo `json:"session"`
-	}{ss.ID, s.sessionInfo(ss)}, nil
+	}{ss.ID, s.sessionInfo(ctx, ss)}, nil
 }
 
 func validEffort(e string) error {
@@ -230,7 +236,7 @@ func (s *Server) sessionList(ctx context.Context, _ *conn, raw json.RawMessage) 
 	}
 	out := make([]SessionInfo, len(list))
 	for i, ss := range list {
-		out[i] = s.sessionInfo(ss)
+		out[i] = s.sessionInfo(ctx, ss)
 	}
 	return struct {
 		Sessions []SessionInfo `json:"sessions"`
@@ -275,7 +281,7 @@ func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return SessionGetResult{Session: s.sessionInfo(ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
+	return SessionGetResult{Session: s.sessionInfo(ctx, ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
 }
 
 // wireMessages is the history a UI renders: no system prompt, and no inline
@@ -344,7 +350,7 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 	if h, err := s.host(ctx, p.SessionID); err == nil {
 		h.recordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 // recordSessionEvent records an event that belongs to no turn.

@@ -34,7 +34,7 @@ func (s *Server) sessionSetMode(ctx context.Context, _ *conn, raw json.RawMessag
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		eng.SetMode(mode)
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -52,7 +52,7 @@ func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessa
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		eng.SetModel(p.Model)
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -81,7 +81,7 @@ func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessa
 	// The agent decides the prompt and the tools: the engine is rebuilt
 	// (history kept in the store) before the session's next turn.
 	s.reloadEngine(p.SessionID)
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 // reloadEngine marks a loaded session's engine to be rebuilt from the store
@@ -172,7 +172,7 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 			}
 		}
 	}
-	return s.sessionInfo(ss), nil
+	return s.sessionInfo(ctx, ss), nil
 }
 
 // loadedEngine returns the session's engine if it is loaded.

@@ -299,10 +299,12 @@ func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 	if we.Code == CodeConfig {
 		errType = "config"
 	}
-	evs := []engine.Event{
-		{Type: engine.EventError, Data: engine.ErrorData{Error: cause.Error(), ErrorType: errType, LogTime: now}},
-		{Type: engine.EventTurnEnd, Data: engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason}},
-	}
+	// Like the engine's own, both carry the turn's taskId.
+	errData := engine.ErrorData{Error: cause.Error(), ErrorType: errType, LogTime: now}
+	errData.TaskID = turnID
+	endData := engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason}
+	endData.TaskID = turnID
+	evs := []engine.Event{{Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
 	for _, ev := range evs {
 		in, err := eventInput(h.rec, ev, nil)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
-// DefaultVCSMode is the change tracking of a session that names none: auto
+// DefaultVCSMode is the change tracking of a project that names none: auto
 // (the workspace's own repository with private refs when it is a git work
 // tree of its own, else a shadow repository in <data-dir>/vcs). Without a git
 // binary it is off.
@@ -41,18 +41,18 @@ func parseVCSMode(raw string) (vcs.Mode, error) {
 	return m, nil
 }
 
-// sessionVCSMode reads a session's change-tracking mode from its settings
-// (absent or unreadable: DefaultVCSMode).
-func sessionVCSMode(ss store.Session) vcs.Mode {
+// sessionVCSMode reads the change-tracking mode a session was created with
+// from its settings; ok is false when it has none (its project's applies).
+func sessionVCSMode(ss store.Session) (m vcs.Mode, ok bool) {
 	var obj struct {
 		VCS string `json:"vcs"`
 	}
 	_ = json.Unmarshal(ss.Settings, &obj) // best effort, like sessionSettings
 	m, err := vcs.ParseMode(obj.VCS)
 	if err != nil || obj.VCS == "" {
-		return DefaultVCSMode
+		return "", false
 	}
-	return m
+	return m, true
 }
 
 // withVCSMode returns a settings object with the vcs member set, keeping the
@@ -79,7 +79,7 @@ func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
 // workspace. Every SessionVCS of a session shares its state (package vcs),
 // so this one and the engine's hook stay consistent.
 func (s *Server) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
-	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: sessionVCSMode(ss), ShadowRoot: s.shadowRoot()})
+	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: s.vcsModeOf(ctx, ss), ShadowRoot: s.shadowRoot()})
 	return vcs.NewSession(plan, ss.ID)
 }
 
@@ -100,7 +100,7 @@ func (s *Server) vcsHook(ctx context.Context, ss store.Session, workspace string
 		s.log.Debug("change tracking off", "session", ss.ID, "status", sv.Plan().Status)
 		return nil
 	}
-	return vcs.NewHook(sv)
+	return engine.NewVCSHook(sv)
 }
 
 // vcsOf returns a session's tracker for the vcs.* methods.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/zqagent/sidecar/tools/confine"
 )
@@ -20,6 +21,16 @@ type Grants struct {
 	SessionTools    []string        `json:"sessionTools"`
 	SessionCommands []string        `json:"sessionCommands"`
 	Directories     []confine.Grant `json:"directories"`
+	// GrantTimes says when each SessionTools and SessionCommands grant
+	// was given (absent for grants saved before times were kept).
+	GrantTimes GrantTimes `json:"grantTimes"`
+}
+
+// GrantTimes are the times of a session's tool and command grants, by tool
+// name and by executable.
+type GrantTimes struct {
+	Tools    map[string]time.Time `json:"tools,omitempty"`
+	Commands map[string]time.Time `json:"commands,omitempty"`
 }
 
 func jsonList[T any](v []T) (string, error) {
@@ -32,13 +43,14 @@ func jsonList[T any](v []T) (string, error) {
 
 // SaveGrants replaces a session's grants.
 func (s *Store) SaveGrants(ctx context.Context, sessionID string, g Grants) error {
-	var cols [4]string
+	var cols [5]string
 	var err error
 	for i, f := range []func() (string, error){
 		func() (string, error) { return jsonList(g.AllowedCommands) },
 		func() (string, error) { return jsonList(g.SessionTools) },
 		func() (string, error) { return jsonList(g.SessionCommands) },
 		func() (string, error) { return jsonList(g.Directories) },
+		func() (string, error) { b, err := json.Marshal(g.GrantTimes); return string(b), err },
 	} {
 		if cols[i], err = f(); err != nil {
 			return fmt.Errorf("save grants: %w", err)
@@ -50,8 +62,8 @@ func (s *Store) SaveGrants(ctx context.Context, sessionID string, g Grants) erro
 			return err
 		}
 		_, err = t.tx.ExecContext(t.ctx, `INSERT OR REPLACE INTO grants (session_pk, mode, shell_policy,
-			allowed_commands, session_tools, session_commands, directories, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			st.pk, g.Mode, g.ShellPolicy, cols[0], cols[1], cols[2], cols[3], t.nowMS())
+			allowed_commands, session_tools, session_commands, directories, grant_times, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			st.pk, g.Mode, g.ShellPolicy, cols[0], cols[1], cols[2], cols[3], cols[4], t.nowMS())
 		return err
 	})
 	if err != nil {
@@ -67,16 +79,16 @@ func (s *Store) Grants(ctx context.Context, sessionID string) (Grants, error) {
 		return Grants{}, fmt.Errorf("grants: %w", err)
 	}
 	var g Grants
-	var cols [4][]byte
+	var cols [5][]byte
 	err = s.rdb.QueryRowContext(ctx, `SELECT mode, shell_policy, allowed_commands, session_tools, session_commands,
-		directories FROM grants WHERE session_pk = ?`, pk).Scan(&g.Mode, &g.ShellPolicy, &cols[0], &cols[1], &cols[2], &cols[3])
+		directories, grant_times FROM grants WHERE session_pk = ?`, pk).Scan(&g.Mode, &g.ShellPolicy, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4])
 	if errors.Is(err, sql.ErrNoRows) {
 		return Grants{}, nil
 	}
 	if err != nil {
 		return Grants{}, fmt.Errorf("grants: %w", err)
 	}
-	for i, dst := range []any{&g.AllowedCommands, &g.SessionTools, &g.SessionCommands, &g.Directories} {
+	for i, dst := range []any{&g.AllowedCommands, &g.SessionTools, &g.SessionCommands, &g.Directories, &g.GrantTimes} {
 		if err := json.Unmarshal(cols[i], dst); err != nil {
 			return Grants{}, fmt.Errorf("grants: %w: %v", ErrCorrupt, err)
 		}

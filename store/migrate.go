@@ -109,6 +109,14 @@ CREATE TABLE agents (
 	updated_at  INTEGER NOT NULL
 );
 `,
+	// 3: when each session tool and command grant was given; vcs becomes a
+	// project setting, so the "auto" earlier builds stored on every session
+	// that named none is dropped (such sessions follow their project).
+	`
+ALTER TABLE grants ADD COLUMN grant_times TEXT NOT NULL DEFAULT '{}';
+UPDATE sessions SET settings = json_remove(settings, '$.vcs')
+	WHERE json_valid(settings) AND json_extract(settings, '$.vcs') = 'auto';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -108,3 +108,35 @@ func TestRefuseCorruptFile(t *testing.T) {
 		require.Contains(t, err.Error(), path)
 	})
 }
+
+// TestMigrateV2ToV3: grants get their times column (old grants have none),
+// and the vcs "auto" earlier builds stored on every session is dropped, an
+// explicit other mode kept.
+func TestMigrateV2ToV3(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", dsn(filepath.Join(dir, DBFile), defaultBusy, false))
+	require.NoError(t, err)
+	require.NoError(t, migrate(ctx, db, migrations[:2]))
+	_, err = db.Exec(`INSERT INTO projects (id, path, created_at, opened_at) VALUES ('p1', '/w', 1, 1);
+		INSERT INTO sessions (id, project_id, title, status, last_seq, created_at, updated_at, settings) VALUES
+			('s1', 'p1', 'a', 'idle', 0, 1, 1, '{"vcs":"auto","shellPolicy":"approve"}'),
+			('s2', 'p1', 'b', 'idle', 0, 1, 1, '{"vcs":"off"}'),
+			('s3', 'p1', 'c', 'idle', 0, 1, 1, 'not json');
+		INSERT INTO grants (session_pk, session_tools, updated_at) VALUES (1, '["write_file"]', 1);`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	s, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	for id, want := range map[string]string{"s1": `{"shellPolicy":"approve"}`, "s2": `{"vcs":"off"}`} {
+		ss, err := s.Session(ctx, id)
+		require.NoError(t, err)
+		require.JSONEq(t, want, string(ss.Settings), id)
+	}
+	g, err := s.Grants(ctx, "s1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"write_file"}, g.SessionTools)
+	require.Empty(t, g.GrantTimes.Tools)
+}

@@ -119,6 +119,15 @@ type Result struct {
 	Attachments []llm.Attachment
 }
 
+// FileProducer is a handler result that names the files its call wrote or
+// created, in the workspace-relative form the model used (apply_patch and
+// apply_unified_diff, whose paths live inside the patch text). The engine
+// adds them to turn_end's produced_files; for write tools whose result does
+// not implement it, the engine uses their path arguments instead.
+type FileProducer interface {
+	ProducedFiles() []string
+}
+
 // Registry holds the tools of one engine (or one project's MCP manager).
 type Registry struct {
 	mu    sync.RWMutex

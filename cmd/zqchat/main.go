@@ -248,13 +248,20 @@ func (ch *chat) followTurn(ctx context.Context) error {
 			args, _ := json.Marshal(d["arguments"])
 			fmt.Printf("\n\033[33m? %s wants to run\033[0m %s\n  reason: %s\n", str("name"), truncate(string(args), 300), str("reason"))
 			outcome := "deny"
-			switch strings.ToLower(ch.ask(ctx, "  allow? [y]es once / [a]lways this tool / [c]ommand always / [n]o: ")) {
+			prompt := "  allow? [y]es once / [a]lways this tool / [n]o: "
+			offered, _ := d["alwaysCommand"].(bool)
+			if offered {
+				prompt = "  allow? [y]es once / [a]lways this tool / [c]ommand " + str("command") + " always / [n]o: "
+			}
+			switch strings.ToLower(ch.ask(ctx, prompt)) {
 			case "y", "yes":
 				outcome = "once"
 			case "a", "always":
 				outcome = "always_tool"
 			case "c":
-				outcome = "always_command"
+				if offered {
+					outcome = "always_command"
+				}
 			}
 			if err := ch.c.Respond(ctx, ch.sessionID, str("requestId"), map[string]string{"outcome": outcome}); err != nil {
 				fmt.Println("  answer failed:", err)

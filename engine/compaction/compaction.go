@@ -175,11 +175,13 @@ type Done struct {
 	TokensAfter         int
 }
 
-// Observer receives the steps; Start returns false when the consumer is
-// gone (the compaction then stops with context.Canceled).
+// Observer receives the steps; Start and Request return false when the
+// consumer is gone (the compaction then stops with context.Canceled).
+// Request, when set, sees the summary request before it is sent.
 type Observer struct {
-	Start func(Start) bool
-	Done  func(Done)
+	Start   func(Start) bool
+	Request func(llm.ChatRequest) bool
+	Done    func(Done)
 }
 
 // Manager compacts one session's history.
@@ -333,7 +335,7 @@ func (m *Manager) Compact(ctx context.Context, req Request, obs Observer) ([]llm
 		if !start(trigger, tokens) {
 			return nil, context.Canceled
 		}
-		out, info, err := m.summarise(ctx, req, msgs, est)
+		out, info, err := m.summarise(ctx, req, msgs, est, obs.Request)
 		switch {
 		case errors.Is(err, errNothingToSummarise):
 			// fall through to trimming

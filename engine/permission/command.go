@@ -150,16 +150,27 @@ func tildeLiteralAfter(prev rune) bool {
 // privilege tools: sudo, env, xargs, bash, ...) and for commands a grant of
 // their executable would not cover (git push: a grant for git covers its
 // read-only subcommands, see covers), so the UI does not offer a grant that
-// could never apply to the command it shows.
+// could never apply to the command it shows. CommandGrant also says why.
 func CommandExecutable(cmd string) (exe string, ok bool) {
+	exe, _ = CommandGrant(cmd)
+	return exe, exe != ""
+}
+
+// CommandGrant is CommandExecutable with the reason: exe is what an
+// always_command grant would cover, or "" and whyNot says why none is
+// offered for cmd.
+func CommandGrant(cmd string) (exe, whyNot string) {
 	words, err := parseSimple(strings.Trim(cmd, " \t"))
 	if err != nil {
-		return "", false
+		return "", "not a single simple command (pipes, redirects, lists, substitutions and variables are never granted for the session)"
 	}
-	if neverAuto(words[0]) || !covers(words[:1], words) {
-		return "", false
+	if neverAuto(words[0]) {
+		return "", exeName(words[0]) + " runs other commands or changes privileges; it is never granted for the session"
 	}
-	return words[0], true
+	if !covers(words[:1], words) {
+		return "", "a grant for " + words[0] + " covers only its read-only subcommands, not this one"
+	}
+	return words[0], ""
 }
 
 // exeName is the name the argument rules key on: the base name of the first

@@ -11,7 +11,10 @@
 // in every abbreviation; git.go, interp.go, runners.go), what an allowlist
 // entry or a grant covers (coverage.go: naming only git, npm, go, ... covers
 // their read-only subcommands), the writes that always ask (.agent/mcp.json,
-// .git), and the approver types and fallbacks.
+// .git), the approver types and fallbacks, and the session grants
+// themselves (SessionGrants with when each was given, RestoreGrant,
+// RevokeGrant; CommandGrant says what an always_command grant would cover,
+// or why none is offered).
 //
 // Concurrency: an Engine is safe for concurrent use. One mutex guards the
 // mutable state (mode, shell policy, allowlist and session grants); Evaluate

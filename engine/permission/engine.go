@@ -3,6 +3,7 @@ package permission
 import (
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
@@ -35,11 +36,11 @@ type Engine struct {
 	box *sandbox.Box // nil: sb is fixed
 
 	mu       sync.RWMutex
-	mode     Mode            // guarded by mu
-	policy   ShellPolicy     // guarded by mu
-	allowed  []string        // guarded by mu; the entries as given
-	tools    map[string]bool // guarded by mu; session tool grants (always_tool)
-	commands map[string]bool // guarded by mu; session command grants by executable (always_command)
+	mode     Mode                 // guarded by mu
+	policy   ShellPolicy          // guarded by mu
+	allowed  []string             // guarded by mu; the entries as given
+	tools    map[string]time.Time // guarded by mu; session tool grants (always_tool) and when given
+	commands map[string]time.Time // guarded by mu; session command grants by executable (always_command) and when given
 }
 
 // New returns an Engine.
@@ -59,8 +60,8 @@ func New(opts Options) *Engine {
 		mode:     mode,
 		policy:   policy,
 		allowed:  cleanEntries(opts.AllowedCommands),
-		tools:    map[string]bool{},
-		commands: map[string]bool{},
+		tools:    map[string]time.Time{},
+		commands: map[string]time.Time{},
 	}
 }
 
@@ -117,26 +118,87 @@ func (e *Engine) AllowedCommands() []string {
 	return append([]string(nil), e.allowed...)
 }
 
-// AllowToolForSession remembers an always_tool grant.
+// AllowToolForSession remembers an always_tool grant, given now.
 func (e *Engine) AllowToolForSession(name string) {
-	if name == "" {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.tools[name] = true
+	e.RestoreGrant(SessionGrant{Kind: GrantTool, Name: name, GrantedAt: time.Now()})
 }
 
 // AllowCommandForSession remembers an always_command grant for an
-// executable. It covers simple commands only, and never the executables
-// that are never auto-allowed (see CommandExecutable).
+// executable, given now. It covers simple commands only, and never the
+// executables that are never auto-allowed (see CommandExecutable).
 func (e *Engine) AllowCommandForSession(exe string) {
-	if exe == "" {
+	e.RestoreGrant(SessionGrant{Kind: GrantCommand, Name: exe, GrantedAt: time.Now()})
+}
+
+// GrantKind is what a session grant allows.
+type GrantKind string
+
+// Session grant kinds.
+const (
+	GrantTool    GrantKind = "tool"    // always_tool: every call of the tool
+	GrantCommand GrantKind = "command" // always_command: simple commands of the executable
+)
+
+// SessionGrant is one always_tool or always_command grant of the session.
+type SessionGrant struct {
+	Kind      GrantKind `json:"kind"`
+	Name      string    `json:"name"` // the tool, or the executable
+	GrantedAt time.Time `json:"grantedAt"`
+}
+
+// RestoreGrant adds a grant (a saved one, with its time). A grant already
+// held keeps its first time; an empty name or unknown kind is ignored.
+func (e *Engine) RestoreGrant(g SessionGrant) {
+	if g.Name == "" {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.commands[exe] = true
+	m := e.grantsLocked(g.Kind)
+	if m == nil {
+		return
+	}
+	if _, ok := m[g.Name]; !ok {
+		m[g.Name] = g.GrantedAt
+	}
+}
+
+// RevokeGrant removes a grant; it reports whether the grant was held. The
+// next call it covered asks again.
+func (e *Engine) RevokeGrant(kind GrantKind, name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.grantsLocked(kind)
+	if _, ok := m[name]; !ok {
+		return false
+	}
+	delete(m, name)
+	return true
+}
+
+// SessionGrants returns the session's tool and command grants, tools
+// first, each sorted by name.
+func (e *Engine) SessionGrants() []SessionGrant {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := []SessionGrant{}
+	for _, k := range []GrantKind{GrantTool, GrantCommand} {
+		m := e.grantsLocked(k)
+		for _, name := range sortedKeys(m) {
+			out = append(out, SessionGrant{Kind: k, Name: name, GrantedAt: m[name]})
+		}
+	}
+	return out
+}
+
+func (e *Engine) grantsLocked(k GrantKind) map[string]time.Time {
+	switch k {
+	case GrantTool:
+		return e.tools
+	case GrantCommand:
+		return e.commands
+	}
+	return nil
 }
 
 // SessionTools returns the tools granted for the session, sorted (for
@@ -170,7 +232,7 @@ func (e *Engine) SandboxBox() *sandbox.Box { return e.box }
 // Workspace returns the workspace boundary.
 func (e *Engine) Workspace() *confine.Workspace { return e.ws }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

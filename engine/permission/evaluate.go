@@ -58,7 +58,7 @@ func (e *Engine) Evaluate(toolName string, args map[string]any, meta tools.Metad
 	}
 	// 7.
 	e.mu.RLock()
-	granted := e.tools[toolName]
+	_, granted := e.tools[toolName]
 	e.mu.RUnlock()
 	if granted {
 		return allow("allowed for this session")
@@ -116,7 +116,7 @@ func (e *Engine) shellDecision(policy ShellPolicy, cmd string, args map[string]a
 			return allow("command allowlist: " + entry), true
 		}
 	}
-	if e.commands[words[0]] && covers(words[:1], words) {
+	if _, ok := e.commands[words[0]]; ok && covers(words[:1], words) {
 		return allow("command " + words[0] + " allowed for this session"), true
 	}
 	return Decision{}, false

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/zqagent/sidecar/tools"
 )
 
 // FileChange is one file in a patch tool's result.
@@ -20,6 +22,20 @@ type FileChange struct {
 type Result struct {
 	Files   []FileChange `json:"files"`
 	Summary string       `json:"summary"`
+}
+
+var _ tools.FileProducer = (*Result)(nil)
+
+// ProducedFiles lists the files the patch wrote or created (a move's
+// target; deleted files are not listed).
+func (r *Result) ProducedFiles() []string {
+	out := []string{}
+	for _, f := range r.Files {
+		if f.Action != "deleted" {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }
 
 func (r *Result) add(path, action, from string, added, removed int) {

@@ -147,3 +147,38 @@ func TestEmptyAssistantMessagesAreDropped(t *testing.T) {
 	require.Equal(t, 2, len(chatMessages(msgs, false)))
 	require.Equal(t, 2, len(responsesInput(msgs)))
 }
+
+// Chat (session names, summaries) uses the API the streamed requests use: a
+// Responses-only endpoint answers it, and an auto-mode provider that fell
+// back to chat for a model keeps using chat for it.
+func TestChatUsesTheStreamAPI(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/responses", func(w http.ResponseWriter, r *http.Request) {
+		jsonError(w, 200, `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Fix login bug","annotations":[]}]}],"usage":{"input_tokens":5,"output_tokens":3,"total_tokens":8}}`)
+	})
+	for _, mode := range []string{ModeResponses, ModeAuto} {
+		p := f.provider(func(o *Options) { o.APIMode = mode })
+		text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-5", MaxTokens: 20, Messages: []llm.Message{{Role: llm.RoleSystem, Content: "name it"}, {Role: llm.RoleUser, Content: "name this"}}})
+		require.NoError(t, err, mode)
+		require.Equal(t, "Fix login bug", text, mode)
+		body := f.last("/v1/responses").Body
+		require.True(t, body["stream"] != true, "Chat is not streamed")
+		require.Equal(t, 20.0, body["max_output_tokens"])
+		require.Nil(t, body["tools"])
+	}
+	require.Equal(t, 0, f.count("/v1/chat/completions"))
+
+	// A chat-only endpoint: the first call falls back and remembers it.
+	g := newFakeAPI(t)
+	g.handle("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		jsonError(w, 200, `{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"A title"},"finish_reason":"stop"}]}`)
+	})
+	p := g.provider(nil)
+	for range 2 {
+		text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
+		require.NoError(t, err)
+		require.Equal(t, "A title", text)
+	}
+	require.Equal(t, 1, g.count("/v1/responses"))
+	require.True(t, p.UsesChat("m"))
+}

@@ -2,7 +2,9 @@
 // through the Responses API first and falls back to Chat Completions by the
 // error class of seed §10.1 (endpoint unsupported → fall back and remember per
 // model; incompatible parameters → fall back this time only; auth, rate limit,
-// server and network errors → no fallback). It owns the wire translation of
+// server and network errors → no fallback); the short non-streamed Chat
+// calls (session names, compaction summaries) take the same API by the same
+// rules. It owns the wire translation of
 // llm.Message history and tool schemas, tool-call assembly from stream deltas,
 // error classification into *llm.Error, transient network retries announced by
 // Retry chunks, the stream idle watchdog and the optional request audit log.

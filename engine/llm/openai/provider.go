@@ -258,47 +258,21 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Chat implements llm.Provider: one small non-streamed Chat Completions call.
-// Transient network errors, 429 and 5xx are retried silently.
+// Chat implements llm.Provider: one small non-streamed call (session names,
+// compaction summaries) through the API the streamed requests use: the
+// Responses API unless the mode or the per-model cache says chat, falling
+// back to Chat Completions by the same rules (seed §10.1). Transient network
+// errors, 429 and 5xx are retried silently.
 func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
 	client, key, err := p.prepare(ctx, req.Model, true)
 	if err != nil {
 		return "", err
 	}
 	deepseek := p.isDeepSeek(req.Model)
-	wire := goopenai.ChatCompletionRequest{Model: req.Model, Messages: chatMessages(req.Messages, deepseek)}
-	if req.ReasoningEffort != "" && !deepseek {
-		wire.ReasoningEffort = req.ReasoningEffort
-	}
-	setMaxTokens(&wire, req.MaxTokens, deepseek)
 	rec := p.newAudit("chat", req.ReqID, req.Model)
-	rec.attempt(ModeChat, wire)
-	var text string
-	for try := 0; ; try++ {
-		var resp goopenai.ChatCompletionResponse
-		err = p.guard(ctx, func(ctx context.Context) error {
-			var err error
-			resp, err = client.CreateChatCompletion(ctx, wire)
-			return err
-		})
-		if err == nil {
-			if len(resp.Choices) > 0 {
-				text = resp.Choices[0].Message.Content
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			err = ctx.Err()
-			break
-		}
-		retry := (isNetwork(err) && try < p.opts.NetworkRetryMax) || (retryableStatus(err) && try < p.opts.MaxRetries)
-		if !retry {
-			err = classify(err, key)
-			break
-		}
-		if err = sleep(ctx, p.opts.NetworkRetryBase<<try); err != nil {
-			break
-		}
+	text, err := p.chatOnce(ctx, client, req, deepseek, rec)
+	if err != nil && ctx.Err() == nil {
+		err = classify(err, key)
 	}
 	var ar *auditResponse
 	if err == nil {
@@ -306,6 +280,73 @@ func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error
 	}
 	_ = rec.write(p.opts.LogDir, ar, err, key)
 	return text, err
+}
+
+// chatOnce picks the API for Chat; errors are returned unclassified.
+func (p *Provider) chatOnce(ctx context.Context, client *goopenai.Client, req llm.ChatRequest, deepseek bool, rec *auditRecord) (string, error) {
+	if !p.UsesChat(req.Model) {
+		wire := responsesRequest(llm.Request{Model: req.Model, Messages: req.Messages, ReasoningEffort: req.ReasoningEffort, MaxTokens: req.MaxTokens}, deepseek)
+		wire.Tools = nil // no tools, not even DeepSeek's web search
+		rec.attempt(ModeResponses, wire)
+		text, err := p.retried(ctx, func(ctx context.Context) (string, error) {
+			resp, err := client.CreateResponse(ctx, wire)
+			return resp.GetOutputText(), err
+		})
+		if err == nil || ctx.Err() != nil || p.opts.APIMode == ModeResponses {
+			rec.failed(ModeResponses, err, "")
+			return text, err
+		}
+		switch fallbackOf(err) {
+		case fallbackAlways:
+			rec.failed(ModeResponses, err, "endpoint unsupported: chat from now on for this model")
+			p.rememberChat(req.Model)
+		case fallbackThisTime:
+			rec.failed(ModeResponses, err, "incompatible parameters: chat this time")
+		default:
+			rec.failed(ModeResponses, err, "")
+			return "", err
+		}
+	}
+	wire := goopenai.ChatCompletionRequest{Model: req.Model, Messages: chatMessages(req.Messages, deepseek)}
+	if req.ReasoningEffort != "" && !deepseek {
+		wire.ReasoningEffort = req.ReasoningEffort
+	}
+	setMaxTokens(&wire, req.MaxTokens, deepseek)
+	rec.attempt(ModeChat, wire)
+	text, err := p.retried(ctx, func(ctx context.Context) (string, error) {
+		resp, err := client.CreateChatCompletion(ctx, wire)
+		if err != nil || len(resp.Choices) == 0 {
+			return "", err
+		}
+		return resp.Choices[0].Message.Content, nil
+	})
+	rec.failed(ModeChat, err, "")
+	return text, err
+}
+
+// retried runs one non-streamed exchange under the watchdog, retrying
+// transient network errors, 429 and 5xx.
+func (p *Provider) retried(ctx context.Context, call func(context.Context) (string, error)) (string, error) {
+	for try := 0; ; try++ {
+		var text string
+		err := p.guard(ctx, func(ctx context.Context) error {
+			var err error
+			text, err = call(ctx)
+			return err
+		})
+		if err == nil {
+			return text, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if !(isNetwork(err) && try < p.opts.NetworkRetryMax) && !(retryableStatus(err) && try < p.opts.MaxRetries) {
+			return "", err
+		}
+		if err := sleep(ctx, p.opts.NetworkRetryBase<<try); err != nil {
+			return "", err
+		}
+	}
 }
 
 // Models lists the model ids the endpoint offers (GET /models), sorted.

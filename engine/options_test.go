@@ -1,0 +1,95 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/engine/vcs"
+)
+
+// engine.New honours the context-window options (seed TurnEngineOpts):
+// without a Compactor it builds the default one from them.
+func TestNewHonoursContextWindowOptions(t *testing.T) {
+	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) {
+		o.ContextWindow, o.ThresholdPct, o.SoftThresholdPct, o.CapTokens = 20_000, 0.5, 0.3, 8_000
+	}, scripted.Response{Text: "hi"})
+	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	raw := r.eng.CompactionState()
+	require.NotEmpty(t, raw, "engine.New built no compactor")
+	var st struct{ ContextWindow, HardTokens, SoftTokens int }
+	require.NoError(t, json.Unmarshal(raw, &st))
+	require.Equal(t, 20_000, st.ContextWindow)
+	require.Equal(t, 8_000, st.HardTokens, "CapTokens caps 50% of the window")
+	require.Equal(t, 6_000, st.SoftTokens)
+
+	off := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.NoCompaction = true })
+	require.Nil(t, off.eng.Compactor())
+}
+
+// engine.New compacts: a context overflow is summarised and retried.
+func TestNewCompactsOnOverflow(t *testing.T) {
+	r := newRig(t, permission.ModeInteractive, nil,
+		scripted.Response{Err: "This model's maximum context length is 8192 tokens", ErrKind: "context_overflow"},
+		scripted.Response{Text: "fits now"})
+	r.provider.AppendChat("summary")
+	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.NotEmpty(t, find[engine.CompactingData](evs))
+}
+
+// The approver is readable (seed engine.approver).
+func TestApproverIsReadable(t *testing.T) {
+	r := newRig(t, permission.ModeInteractive, nil)
+	require.Nil(t, r.eng.Approver())
+	r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
+		return permission.OutcomeDeny, nil
+	})
+	a := r.eng.Approver()
+	require.NotNil(t, a)
+	out, err := a(context.Background(), permission.Request{})
+	require.NoError(t, err)
+	require.Equal(t, permission.OutcomeDeny, out)
+}
+
+// DefaultOptions.VCS is the seed's vcs option: off by default, and when on,
+// every turn that changed the workspace is a snapshot.
+func TestDefaultOptionsVCS(t *testing.T) {
+	e, wired, err := engine.NewDefaultWired(engine.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
+	require.NoError(t, err)
+	require.Nil(t, wired.VCS, "off by default")
+	require.NoError(t, e.Close())
+
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	p := scripted.New(
+		scripted.Response{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"path":"a.txt","content":"a\n"}`)}},
+		scripted.Response{Text: "wrote"})
+	e, wired, err = engine.NewDefaultWired(engine.DefaultOptions{
+		Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto,
+		VCS: engine.VCSOptions{Config: vcs.Config{Mode: vcs.ModeShadow, ShadowRoot: t.TempDir()}, SessionID: "lib"},
+	})
+	require.NoError(t, err)
+	defer e.Close()
+	require.NotNil(t, wired.VCS)
+	evs := collect(e.Run(context.Background(), engine.Input{Text: "write"}))
+	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	_, err = os.Stat(filepath.Join(ws, "a.txt"))
+	require.NoError(t, err)
+	turns, err := wired.VCS.ListTurns(context.Background())
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+	require.Equal(t, "a.txt", turns[0].Files[0].Path)
+
+	_, err = engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: scripted.New(), VCS: engine.VCSOptions{Config: vcs.Config{Mode: "sometimes"}}})
+	require.ErrorIs(t, err, vcs.ErrInvalidMode)
+}

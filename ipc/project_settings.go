@@ -1,0 +1,112 @@
+package ipc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/store"
+)
+
+// ProjectSettings are a project's own settings, stored in the database
+// under the setting "project.settings/<projectId>".
+type ProjectSettings struct {
+	// VCS is the change tracking of the project's sessions: off, auto
+	// (default), native or shadow. A session created with its own vcs keeps
+	// that one.
+	VCS string `json:"vcs"`
+}
+
+// projectSettingsParams are the params of project.setSettings; absent
+// members are unchanged.
+type projectSettingsParams struct {
+	ProjectID string  `json:"projectId" rpc:"required"`
+	VCS       *string `json:"vcs"`
+}
+
+func projectSettingsKey(projectID string) string { return "project.settings/" + projectID }
+
+// projectSettings reads a project's settings, defaults filled in.
+func (s *Server) projectSettings(ctx context.Context, projectID string) (ProjectSettings, error) {
+	ps := ProjectSettings{VCS: string(DefaultVCSMode)}
+	raw, err := s.opts.Store.Setting(ctx, projectSettingsKey(projectID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ps, nil
+	case err != nil:
+		return ps, fmt.Errorf("project settings: %w", err)
+	}
+	var saved ProjectSettings
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		s.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
+		return ps, nil
+	}
+	if m, err := vcs.ParseMode(saved.VCS); err == nil && saved.VCS != "" {
+		ps.VCS = string(m)
+	}
+	return ps, nil
+}
+
+// setProjectVCS stores a project's vcs mode (already checked) and makes the
+// project's loaded sessions rebuild their engines before their next turn.
+func (s *Server) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (ProjectSettings, error) {
+	ps, err := s.projectSettings(ctx, projectID)
+	if err != nil {
+		return ps, err
+	}
+	ps.VCS = string(m)
+	b, err := json.Marshal(ps)
+	if err != nil {
+		return ps, err
+	}
+	if err := s.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), b); err != nil {
+		return ps, fmt.Errorf("project settings: %w", err)
+	}
+	s.reloadEngines(projectID)
+	return ps, nil
+}
+
+func (s *Server) projectSetSettings(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
+	var p projectSettingsParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.projectSettings(ctx, pr.ID)
+	if err != nil {
+		return nil, err
+	}
+	if p.VCS != nil {
+		m, err := parseVCSMode(*p.VCS)
+		if err != nil {
+			return nil, err
+		}
+		if ps, err = s.setProjectVCS(ctx, pr.ID, m); err != nil {
+			return nil, err
+		}
+	}
+	return s.projectInfo(pr, ps), nil
+}
+
+// vcsModeOf is a session's change tracking: its own vcs when it was created
+// with one, else its project's.
+func (s *Server) vcsModeOf(ctx context.Context, ss store.Session) vcs.Mode {
+	if m, ok := sessionVCSMode(ss); ok {
+		return m
+	}
+	ps, err := s.projectSettings(ctx, ss.ProjectID)
+	if err != nil {
+		s.log.Warn("read project settings", "project", ss.ProjectID, "err", err)
+		return DefaultVCSMode
+	}
+	m, err := vcs.ParseMode(ps.VCS)
+	if err != nil {
+		return DefaultVCSMode
+	}
+	return m
+}

@@ -1,0 +1,69 @@
+package ipc
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/store"
+)
+
+func TestValidateResponseShapes(t *testing.T) {
+	shell := json.RawMessage(`{"name":"run_shell","command":"touch","alwaysCommand":true}`)
+	redirect := json.RawMessage(`{"name":"run_shell","command":"","alwaysCommand":false,"alwaysCommandNote":"not a single simple command"}`)
+	legacy := json.RawMessage(`{"name":"run_shell","command":"git"}`) // stored before alwaysCommand existed
+	cases := []struct {
+		kind string
+		data json.RawMessage
+		resp string
+		bad  string // "" = accepted; else a part of the message
+	}{
+		{store.KindApproval, shell, `{"outcome":"once"}`, ""},
+		{store.KindApproval, shell, `{"outcome":"always_command"}`, ""},
+		{store.KindApproval, legacy, `{"outcome":"always_command"}`, ""},
+		{store.KindApproval, redirect, `{"outcome":"always_command"}`, "not a single simple command"},
+		{store.KindApproval, nil, `{"outcome":"always_command"}`, "not offered"},
+		{store.KindApproval, shell, `{"answer":"yes"}`, "response.answer"},
+		{store.KindApproval, shell, `{"outcome":"once","Outcome":"deny"}`, "case"},
+		{store.KindApproval, shell, `{"outcome":"once","outcome":"deny"}`, "duplicate"},
+		{store.KindApproval, shell, `{"outcome":null}`, "response.outcome"},
+		{store.KindApproval, shell, `["once"]`, "object"},
+		{store.KindQuestion, nil, `{"answer":""}`, ""},
+		{store.KindQuestion, nil, `{"outcome":"once"}`, "response.outcome"},
+		{store.KindQuestion, nil, `{}`, "response.answer"},
+		{store.KindQuestion, nil, `{"answer":1}`, "answer"},
+		{store.KindPlan, nil, `{"approved":false,"feedback":"shorter"}`, ""},
+		{store.KindPlan, nil, `{"feedback":"x"}`, "response.approved"},
+		{store.KindPlan, nil, `{"approved":"yes"}`, "approved"},
+		{store.KindDirectory, nil, `{"granted":true,"writable":null}`, ""},
+		{store.KindDirectory, nil, `{"granted":true,"path":"/tmp","writable":false}`, ""},
+		{store.KindDirectory, nil, `{"outcome":"once"}`, "response.outcome"},
+	}
+	for _, tc := range cases {
+		err := validateResponse(store.PendingRequest{Kind: tc.kind, Data: tc.data}, json.RawMessage(tc.resp))
+		if tc.bad == "" {
+			require.NoError(t, err, "%s %s", tc.kind, tc.resp)
+			continue
+		}
+		require.Error(t, err, "%s %s", tc.kind, tc.resp)
+		require.Equal(t, CodeInvalidParams, wireError(err).Code, "%s %s", tc.kind, tc.resp)
+		require.Contains(t, err.Error(), tc.bad, "%s %s", tc.kind, tc.resp)
+	}
+}
+
+// FuzzValidateResponse: any answer is accepted or refused with -32602, never
+// a panic or another code.
+func FuzzValidateResponse(f *testing.F) {
+	for _, s := range []string{`{"outcome":"once"}`, `{"answer":"x"}`, `{"approved":true}`, `{"granted":false,"path":""}`, `{"a":1,"A":2}`, `{`, `[]`, `null`, `{"outcome":"once"} x`} {
+		f.Add(s, 0)
+	}
+	kinds := []string{store.KindApproval, store.KindQuestion, store.KindPlan, store.KindDirectory}
+	f.Fuzz(func(t *testing.T, resp string, kind int) {
+		k := kinds[uint(kind)%uint(len(kinds))]
+		err := validateResponse(store.PendingRequest{Kind: k, Data: json.RawMessage(`{"command":"ls"}`)}, json.RawMessage(resp))
+		if err != nil && wireError(err).Code != CodeInvalidParams {
+			t.Fatalf("code %d for %v", wireError(err).Code, err)
+		}
+	})
+}

@@ -65,6 +65,21 @@ func (e *Engine) Resume(ctx context.Context) iter.Seq[Event] { return e.ResumeTu
 // ResumeTurn is Resume with the turn id to use for the resumed turn (the id
 // of the turn that died, so that its pending requests keep their turn).
 func (e *Engine) ResumeTurn(ctx context.Context, taskID string) iter.Seq[Event] {
+	return e.ResumeTurnStarted(ctx, taskID, nil)
+}
+
+// MayHaveRunResult is the result a resumed turn gives a call that had
+// started when the process died: it is never run again unasked.
+const MayHaveRunResult = "the sidecar stopped while this ran; it may have run partly or fully. Check its effects before you run it again"
+
+// ResumeTurnStarted is ResumeTurn for a turn whose calls in started had
+// begun to run when the process died (a host knows from its store): they
+// are not run again; each gets MayHaveRunResult and the model decides.
+func (e *Engine) ResumeTurnStarted(ctx context.Context, taskID string, started []string) iter.Seq[Event] {
+	ran := make(map[string]bool, len(started))
+	for _, id := range started {
+		ran[id] = true
+	}
 	return func(yield func(Event) bool) {
 		if len(e.unansweredCalls()) == 0 {
 			return
@@ -75,7 +90,15 @@ func (e *Engine) ResumeTurn(ctx context.Context, taskID string) iter.Seq[Event] 
 				return StatusInterrupted
 			}
 			t.iteration = 1
-			t.runTools(calls)
+			rest := calls[:0:0]
+			for _, c := range calls {
+				if ran[c.ID] {
+					t.finish(&callState{call: c}, ToolError, "sidecar_restart", errorJSON(MayHaveRunResult, "may_have_run"))
+					continue
+				}
+				rest = append(rest, c)
+			}
+			t.runTools(rest)
 			if st, done := t.afterTools(); done {
 				return st
 			}

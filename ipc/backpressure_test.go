@@ -46,14 +46,15 @@ func slowHTTPClient(step int, pause time.Duration) *http.Client {
 // connection is closed only when its socket takes nothing for a whole
 // timeout.
 func TestSteadySlowReaderKeepsItsConnection(t *testing.T) {
-	big := strings.Repeat("z", 3<<20) // one 3 MiB delta
+	big := strings.Repeat("z", 6<<20) // one 6 MiB delta
 	ts := startServer(t,
 		withProvider(scripted.New(scripted.Response{Text: big, ChunkSize: len(big)})),
-		func(o *Options) { o.WriteTimeout = 250 * time.Millisecond },
+		func(o *Options) { o.WriteTimeout = 1500 * time.Millisecond },
 	)
-	// ~1 MB/s: the frame takes seconds, far over the write timeout, while
-	// the socket never stops taking bytes for long.
-	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{HTTPClient: slowHTTPClient(16<<10, time.Millisecond)})
+	// ~2 MB/s: the frame takes seconds, over the write timeout (a per-frame
+	// deadline would cut it off), while the socket never stops taking bytes
+	// for anywhere near that long.
+	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{HTTPClient: slowHTTPClient(8<<10, 4*time.Millisecond)})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Initialize(tctx(t), "slow", "1", false)

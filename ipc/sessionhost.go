@@ -45,7 +45,8 @@ const (
 // turnJob is a queued turn.
 type turnJob struct {
 	kind  jobKind
-	id    string // turn id (for resume: the id of the turn that died)
+	id    string // turn id (a resumed suspended turn keeps its own)
+	from  string // for resume: the turn whose unanswered calls continue
 	input engine.Input
 }
 
@@ -218,7 +219,14 @@ func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
 	case jobRetry:
 		events = eng.RetryTurn(ctx, job.id)
 	case jobResume:
-		events = eng.ResumeTurn(ctx, job.id)
+		// Calls that had started when the process died are never run again.
+		started, err := h.s.opts.Store.StartedCalls(ctx, h.id, job.from)
+		if err != nil {
+			h.s.log.Warn("started calls", "session", h.id, "err", err)
+			h.recordFailure(job.id, err, "engine_unavailable")
+			return
+		}
+		events = eng.ResumeTurnStarted(ctx, job.id, started)
 	}
 	completed, interrupted, yielded := false, false, false
 	for ev := range events {
@@ -233,6 +241,14 @@ func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
 			continue
 		}
 		h.record(eng, ev)
+		if ev.Type == engine.EventToolStarted {
+			// A call's start is durable before it runs (the engine starts
+			// the tool only when this returns): after a crash, a started
+			// call without a result is never run again unasked.
+			if err := h.s.opts.Store.Flush(ctx); err != nil && ctx.Err() == nil {
+				h.s.log.Warn("flush tool start", "session", h.id, "err", err)
+			}
+		}
 		if ev.Type == engine.EventToolStarted || ev.Type == engine.EventTurnEnd {
 			h.saveGrantsIfNew(eng)
 		}

@@ -156,12 +156,19 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	if !eng.Resumable() {
 		return nil, fmt.Errorf("%w: session %s has no turn to resume (its last turn left no call unanswered)", ErrConflict, p.SessionID)
 	}
-	pos, err := h.enqueue(turnJob{kind: jobResume, id: turnID})
+	// A suspended turn resumes under its own id. A turn that already got
+	// its turn_end (it died with nothing pending) is continued by a new
+	// turn: every turn id has exactly one turn_end.
+	id := turnID
+	if !s.suspended(ctx, p.SessionID) {
+		id = newTurnID()
+	}
+	pos, err := h.enqueue(turnJob{kind: jobResume, id: id, from: turnID})
 	if err != nil {
 		return nil, err
 	}
 	c.noteTurn(p.SessionID)
-	return TurnResult{TurnID: turnID, Queued: pos}, nil
+	return TurnResult{TurnID: id, Queued: pos}, nil
 }
 
 // resumeTurnID is the turn a resume continues: the turn of the session's

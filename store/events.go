@@ -331,3 +331,53 @@ func sessionPK(ctx context.Context, q queryer, id string) (int64, error) {
 	}
 	return pk, err
 }
+
+// StartedCalls returns the tool calls of a turn that have a tool_started
+// event and no tool_finished: calls that may have run, partly or fully,
+// when the process died. A resumed turn never runs them again.
+func (s *Store) StartedCalls(ctx context.Context, sessionID, turnID string) ([]string, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("started calls: %w", err)
+	}
+	rows, err := s.rdb.QueryContext(ctx,
+		"SELECT type, data FROM events WHERE session_pk = ? AND turn_id = ? AND type IN ('tool_started', 'tool_finished') ORDER BY seq",
+		pk, turnID)
+	if err != nil {
+		return nil, fmt.Errorf("started calls: %w", err)
+	}
+	defer rows.Close()
+	var order []string
+	open := map[string]bool{}
+	for rows.Next() {
+		var typ string
+		var data []byte
+		if err := rows.Scan(&typ, &data); err != nil {
+			return nil, fmt.Errorf("started calls: %w", err)
+		}
+		var d struct {
+			ReqID string `json:"reqId"`
+		}
+		if json.Unmarshal(data, &d) != nil || d.ReqID == "" {
+			continue
+		}
+		if typ == "tool_started" {
+			if !open[d.ReqID] {
+				order = append(order, d.ReqID)
+			}
+			open[d.ReqID] = true
+		} else {
+			delete(open, d.ReqID)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("started calls: %w", err)
+	}
+	out := []string{}
+	for _, id := range order {
+		if open[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}

@@ -115,8 +115,20 @@ func TestE2ESigkillWhileApprovalPendingThenRestart(t *testing.T) {
 	require.Equal(t, "resumed\n", string(b))
 	require.True(t, dataOf(t, rest[0])["resumed"].(bool), "the resumed turn's turn_start says so")
 
-	// Nothing is left to resume, and the whole history has exactly one
-	// turn_end for the turn.
+	// Nothing is left to resume once the runner is idle, and the whole
+	// history has exactly one turn_end for the turn.
+	for {
+		var g struct {
+			Session struct {
+				Running bool `json:"running"`
+			} `json:"session"`
+		}
+		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": e.sid}, &g))
+		if !g.Session.Running {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	err = c.Call(tctx(t), "turn.resume", map[string]string{"sessionId": e.sid}, nil)
 	require.Equal(t, client.CodeConflict, client.Code(err), "nothing to resume")
 	c3 := p2.connect(t)
@@ -266,4 +278,59 @@ func TestE2EInterruptSuspendedTurn(t *testing.T) {
 	rest := untilType(t, c, e.sid, "turn_end")
 	require.Equal(t, "new turn", deltaText(t, rest))
 	require.Equal(t, "completed", dataOf(t, rest[len(rest)-1])["status"])
+}
+
+// TestE2EApprovedCommandNeverRunsTwice (issue 15): killed while an approved
+// run_shell runs, then restarted and resumed: the command is not run again;
+// the model gets the "may have run" result and goes on, in a new turn (the
+// dead one got its one turn_end at restart).
+func TestE2EApprovedCommandNeverRunsTwice(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "runs")
+	first := writeScript(t, calls("", toolCall("c1", "run_shell", map[string]any{"command": "echo ran >> " + counter + "; sleep 60"})))
+	e := setup(t, first, nil)
+	deadTurn, err := e.c.StartTurn(tctx(t), e.sid, "do it")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "permission_required")
+	rid := dataOf(t, evs[len(evs)-1])["requestId"].(string)
+	require.NoError(t, e.c.Respond(tctx(t), e.sid, rid, map[string]string{"outcome": "once"}))
+	untilType(t, e.c, e.sid, "tool_started")
+	for { // the command runs
+		if b, err := os.ReadFile(counter); err == nil && len(b) > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, e.p.cmd.Process.Signal(syscall.SIGKILL))
+	require.True(t, e.p.waitFor(10*time.Second))
+
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("checked the effects")))
+	c := p2.connect(t)
+	_, err = c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	var res struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, c.Call(tctx(t), "turn.resume", map[string]string{"sessionId": e.sid}, &res))
+	require.NotEqual(t, deadTurn, res.TurnID, "the dead turn already had its turn_end")
+	var rest []client.Event
+	for { // up to the resumed turn's end
+		ev, err := c.NextEvent(tctx(t), e.sid)
+		require.NoError(t, err)
+		if ev.TurnID == res.TurnID {
+			rest = append(rest, ev)
+			if ev.Type == "turn_end" {
+				break
+			}
+		}
+	}
+	require.Empty(t, ofType(rest, "permission_required"), "not asked again")
+	require.Empty(t, ofType(rest, "tool_started"), "not run again")
+	fin := dataOf(t, ofType(rest, "tool_finished")[0])
+	require.Equal(t, "c1", fin["reqId"])
+	require.Contains(t, fin["result_preview"], "may have run")
+	require.Equal(t, "checked the effects", deltaText(t, rest))
+	require.Equal(t, "completed", dataOf(t, rest[len(rest)-1])["status"])
+	b, err := os.ReadFile(counter)
+	require.NoError(t, err)
+	require.Equal(t, "ran\n", string(b), "the approved command ran exactly once")
 }

@@ -102,6 +102,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "acp" {
+		return runACP(args[1:])
+	}
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -139,6 +142,12 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	peerToken, unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unpublish()
 	terms := terminal.NewManager(terminal.Options{Logger: log})
 	kr := keychain.New(cfg.keyringService)
 	kr.SetStartKeys(sec.keys, sec.env)
@@ -147,6 +156,7 @@ func run(args []string) error {
 	srv, err := ipc.New(ipc.Options{
 		Store:          st,
 		Token:          sec.token,
+		PeerToken:      peerToken,
 		AllowOrigins:   cfg.allowOrigins,
 		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,

@@ -33,6 +33,11 @@ type Options struct {
 	// Server configures the hosted ipc.Server (Store, Keyring, DataDir,
 	// Terminals, …); Serve sets its Token and OnEngine. Ignored with Join.
 	Server ipc.Options
+	// Listener, when set, is the loopback listener the hosted server
+	// serves (the caller may have published its address, with
+	// Server.PeerToken, for other front doors); nil: a fresh 127.0.0.1 port.
+	// Serve closes it.
+	Listener net.Listener
 	// Join, when set, is the endpoint of the sidecar that owns the data
 	// dir: Serve drives it instead of hosting a server. The editor's fs/*
 	// methods are not used then (the engines run in that process).
@@ -60,7 +65,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	ep := opts.Join
 	if ep == nil {
 		var srvWG sync.WaitGroup // the server's Serve; it returns after Close
-		srv, hostEP, err := host(opts.Server, a, &srvWG)
+		srv, hostEP, err := host(opts.Server, opts.Listener, a, &srvWG)
 		if err != nil {
 			return err
 		}
@@ -105,21 +110,25 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	return runErr // then the client closes, then the hosted server
 }
 
-// host starts an ipc.Server on a private loopback port with a fresh token.
-func host(o ipc.Options, a *Agent, wg *sync.WaitGroup) (*ipc.Server, *Endpoint, error) {
+// host starts an ipc.Server on ln (nil: a private loopback port) with a
+// fresh token of its own.
+func host(o ipc.Options, ln net.Listener, a *Agent, wg *sync.WaitGroup) (*ipc.Server, *Endpoint, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return nil, nil, err
 	}
 	o.Token = hex.EncodeToString(b)
 	o.OnEngine = a.routeFileTools
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, nil, fmt.Errorf("acp: listen: %w", err)
+		}
+	}
 	srv, err := ipc.New(o)
 	if err != nil {
+		ln.Close()
 		return nil, nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, fmt.Errorf("acp: listen: %w", err)
 	}
 	wg.Go(func() {
 		if err := srv.Serve(ln); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,10 +19,11 @@ import (
 )
 
 // runACP is `sidecar acp`: the Agent Client Protocol on stdin/stdout for
-// editors. It takes the data dir's lock and hosts the sessions itself; when
-// another sidecar holds the lock, it drives that one through the endpoint
-// file the holder published (endpoint.go). stdout carries only the
-// protocol; logs go to stderr.
+// editors. The data dir's lock decides who owns the store: when it gets the
+// lock it hosts the sessions itself and publishes its endpoint like the
+// WebSocket sidecar does; when another sidecar (WebSocket or ACP) holds it,
+// it drives that one through the endpoint file the holder published
+// (endpoint.go). stdout carries only the protocol; logs go to stderr.
 func runACP(args []string) error {
 	cfg, err := parseFlags(args)
 	if err != nil {
@@ -76,7 +78,19 @@ func runACP(args []string) error {
 	kr := keychain.New(cfg.keyringService)
 	kr.SetStartKeys(sec.keys, sec.env)
 	defer kr.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	peerToken, unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unpublish()
+	opts.Listener = ln
 	opts.Server = ipc.Options{
+		PeerToken:      peerToken,
 		Store:          st,
 		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,

@@ -219,3 +219,24 @@ func TestE2EACPOwnsTheDataDir(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "another sidecar is already running")
 }
+
+// TestE2EACPAnswersAPendingApproval: an approval the desktop app left open
+// is asked again in the editor after session/load, and the editor's answer
+// lets the owner's turn go on.
+func TestE2EACPAnswersAPendingApproval(t *testing.T) {
+	script := writeScript(t,
+		calls("", toolCall("c1", "run_shell", map[string]any{"command": "touch from-editor.txt"})),
+		text("ran it"))
+	e := setup(t, script, nil)
+	_, err := e.c.StartTurn(tctx(t), e.sid, "run it")
+	require.NoError(t, err)
+	untilType(t, e.c, e.sid, "permission_required")
+
+	a := spawnACP(t, e.dataDir, "ZQAGENT_SCRIPT="+script)
+	_, err = a.conn.LoadSession(tctx(t), sdk.LoadSessionRequest{SessionId: sdk.SessionId(e.sid), Cwd: e.projDir, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "turn_end") // the editor allowed it once
+	require.Equal(t, "completed", dataOf(t, evs[len(evs)-1])["status"])
+	_, err = os.Stat(filepath.Join(e.projDir, "from-editor.txt"))
+	require.NoError(t, err)
+}

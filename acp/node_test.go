@@ -38,7 +38,7 @@ func TestNodeClient(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "../cmd/sidecar")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/sidecar")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the sidecar: %v\n%s", err, out)
 	}

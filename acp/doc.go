@@ -14,13 +14,19 @@
 // Sessions are therefore the same rows, events and pending requests whichever
 // front door opened them.
 //
-// Layout: serve.go starts and stops the parts; agent.go implements the ACP
-// Agent methods; session.go routes one session's events (replay on
-// session/load, live updates, the end of each prompt); updates.go maps
-// engine events to ACP session updates and permission.go our approval
-// outcomes to ACP permission options, both pure functions; fs.go routes
-// read_file and write_file through the editor's fs/* methods when it offers
-// them (hosted mode only: the engine must run in this process).
+// Which of the two it does is the data dir's lock's decision, taken by the
+// caller (cmd/sidecar): the lock holder owns the store, and publishes its
+// endpoint for the other front door.
+//
+// Layout: serve.go starts and stops the parts; errors.go has the sentinels
+// and wireError, the one mapping of errors to ACP errors; agent.go the ACP
+// Agent methods and the questions to the editor; session.go routes one
+// session's events (replay on session/load, live updates, the end of each
+// prompt); updates.go maps engine events to ACP session updates and
+// permission.go our approval outcomes to ACP permission options and our
+// modes to ACP session modes, all pure functions; fs.go routes read_file and
+// write_file through the editor's fs/* methods when it offers them (hosted
+// mode only: the engine must run in this process).
 //
 // Concurrency: one dispatcher goroutine reads the ipc client's
 // notifications in order and turns each session's events into

@@ -71,8 +71,8 @@ func (s *session) replayUntil(last int64) <-chan struct{} {
 	return s.replayed
 }
 
-// history reports whether the event with seq is part of a replay, and
-// records that it was handled.
+// handled records that the dispatcher handled the event with seq and
+// reports whether it is part of a session/load replay.
 func (s *session) handled(seq int64) (history bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -65,10 +65,10 @@ type Options struct {
 	// keychain as unavailable.
 	Keyring *keychain.Keyring
 	// OnEngine, when set, runs on each session's engine right after it was
-	// built and before its first turn (on the runner's goroutine, or the
-	// caller's for turn.retry and turn.steer): an embedder adjusts the
-	// engine there, e.g. the ACP front door routes the file tools through
-	// the editor. It must not block.
+	// built from the store and before any turn runs on it (on the goroutine
+	// that loads it: the session's runner, or a turn.retry or turn.steer
+	// handler): an embedder adjusts the engine there, e.g. the ACP front
+	// door routes the file tools through the editor. It must not block.
 	OnEngine func(sessionID string, eng *engine.Engine)
 	// Provider, when set, answers every session's turns (embedding, tests);
 	// otherwise the provider is chosen as described in provider.go.

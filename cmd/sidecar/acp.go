@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/zqagent/sidecar/acp"
 	"github.com/zqagent/sidecar/ipc"
@@ -53,7 +54,13 @@ func runACP(args []string) error {
 
 	lock, err := acquireLock(filepath.Join(cfg.dataDir, "sidecar.lock"))
 	if errors.Is(err, errLocked) {
+		// The owner publishes its endpoint right after it listens: a
+		// sidecar that is just starting gets a moment.
 		ep, rerr := readEndpoint(cfg.dataDir)
+		for i := 0; rerr != nil && i < 20; i++ {
+			time.Sleep(100 * time.Millisecond)
+			ep, rerr = readEndpoint(cfg.dataDir)
+		}
 		if rerr != nil {
 			return fmt.Errorf("%w; and its endpoint: %w", err, rerr)
 		}

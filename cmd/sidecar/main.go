@@ -1,9 +1,11 @@
 // Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
 // the one ready line it prints on stdout, and drives agent sessions over the
 // local WebSocket named there (see ui-protocol.md). main only wires and
-// waits: flags, secrets (secrets.go), lock file, store, listener, server;
-// then it waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and
-// closes everything within a bounded time.
+// waits: flags, secrets (secrets.go), lock file, store, listener, the
+// endpoint file for the other front door (endpoint.go), server; then it
+// waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and closes
+// everything within a bounded time. `sidecar acp` (acp.go) is the same
+// wiring behind the Agent Client Protocol on stdio, for editors.
 package main
 
 import (

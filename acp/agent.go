@@ -137,7 +137,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	for _, pr := range res.PendingRequests {
 		if typ, ok := pendingEventType[pr.Kind]; ok {
-			a.ask(s, typ, pr.Data)
+			a.ask(s, pr.TurnID, typ, pr.Data)
 		}
 	}
 	return sdk.LoadSessionResponse{Modes: modeState(info.Mode)}, nil
@@ -340,9 +340,14 @@ func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOpti
 // dispatcher never waits for the user) and answers the request with
 // request.respond. An editor that does not answer (it went away) leaves the
 // request pending in the store, answerable after a session/load.
-func (a *Agent) ask(s *session, typ string, raw json.RawMessage) {
+//
+// The question is withdrawn (its context cancelled) when its turn ends
+// first: interrupted, or answered in the other front door.
+func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
+	ctx, done := s.askContext(a.ctx, turnID)
 	a.wg.Go(func() {
-		resp, requestID, err := a.askNow(s, typ, raw)
+		defer done()
+		resp, requestID, err := a.askNow(ctx, s, typ, raw)
 		if err != nil {
 			a.log.Info("acp: question to the editor", "session", s.id, "type", typ, "err", err)
 			return
@@ -360,8 +365,7 @@ func (a *Agent) ask(s *session, typ string, raw json.RawMessage) {
 }
 
 // askNow asks the editor and returns the response for request.respond.
-func (a *Agent) askNow(s *session, typ string, raw json.RawMessage) (any, string, error) {
-	ctx := a.ctx
+func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.RawMessage) (any, string, error) {
 	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id)}
 	switch engine.EventType(typ) {
 	case engine.EventPermissionRequired:

@@ -27,6 +27,10 @@ type editor struct {
 	updates []sdk.SessionUpdate
 	asked   []sdk.RequestPermissionRequest
 	answers []sdk.PermissionOptionId
+	// hold, when set, makes RequestPermission wait until its context ends
+	// (the agent withdrew the question) and then close withdrawn.
+	hold      chan struct{}
+	withdrawn chan struct{}
 }
 
 func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -36,15 +40,24 @@ func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	return nil
 }
 
-func (e *editor) RequestPermission(_ context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (e *editor) RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.asked = append(e.asked, r)
-	if len(e.answers) == 0 {
+	hold := e.hold
+	var id sdk.PermissionOptionId
+	if len(e.answers) > 0 {
+		id, e.answers = e.answers[0], e.answers[1:]
+	}
+	e.mu.Unlock()
+	if hold != nil {
+		close(hold)
+		<-ctx.Done()
+		close(e.withdrawn)
+		return sdk.RequestPermissionResponse{}, ctx.Err()
+	}
+	if id == "" {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
-	id := e.answers[0]
-	e.answers = e.answers[1:]
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(id)}, nil
 }
 
@@ -87,7 +100,7 @@ func (e *editor) agentText() string {
 // serveInProcess runs Serve on pipes against a store in a temp dir and
 // returns the editor's connection; the cleanup closes the editor's side and
 // waits for Serve to return.
-func serveInProcess(t *testing.T, prov llm.Provider) (*sdk.ClientSideConnection, *editor) {
+func serveInProcess(t *testing.T, prov llm.Provider, ed *editor) *sdk.ClientSideConnection {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -100,7 +113,6 @@ func serveInProcess(t *testing.T, prov llm.Provider) (*sdk.ClientSideConnection,
 		served <- Serve(ctx, Options{Server: ipc.Options{Store: st, DataDir: dir, Provider: prov}, Version: "test"}, toAgentR, toEditorW)
 		toEditorW.Close()
 	}()
-	ed := &editor{}
 	conn := sdk.NewClientSideConnection(ed, toAgentW, toEditorR)
 	t.Cleanup(func() {
 		toAgentW.Close() // the editor went away
@@ -115,7 +127,7 @@ func serveInProcess(t *testing.T, prov llm.Provider) (*sdk.ClientSideConnection,
 	})
 	_, err = conn.Initialize(tctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	require.NoError(t, err)
-	return conn, ed
+	return conn
 }
 
 func tctx(t *testing.T) context.Context {
@@ -129,7 +141,8 @@ func TestServeInProcess(t *testing.T) {
 		scripted.Response{Text: "hello", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"a.txt","content":"x"}`}}},
 		scripted.Response{Text: " bye"},
 	)
-	conn, ed := serveInProcess(t, prov)
+	ed := &editor{}
+	conn := serveInProcess(t, prov, ed)
 	proj := t.TempDir()
 
 	_, err := conn.Prompt(tctx(t), sdk.PromptRequest{SessionId: "nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}})
@@ -152,4 +165,27 @@ func TestServeInProcess(t *testing.T) {
 	require.Len(t, ed.asked, 1)
 	_, err = os.Stat(filepath.Join(proj, "a.txt"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestCancelWithdrawsTheQuestion: session/cancel while the editor shows an
+// approval interrupts the turn, answers the prompt with cancelled and
+// withdraws the question ($/cancel_request).
+func TestCancelWithdrawsTheQuestion(t *testing.T) {
+	prov := scripted.New(scripted.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "run_shell", Arguments: `{"command":"touch x"}`}}})
+	ed := &editor{hold: make(chan struct{}), withdrawn: make(chan struct{})}
+	conn := serveInProcess(t, prov, ed)
+	s, err := conn.NewSession(tctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	go func() {
+		<-ed.hold
+		_ = conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: s.SessionId})
+	}()
+	res, err := conn.Prompt(tctx(t), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run")}})
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonCancelled, res.StopReason)
+	select {
+	case <-ed.withdrawn:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the question was not withdrawn")
+	}
 }

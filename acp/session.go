@@ -38,7 +38,8 @@ type session struct {
 	waiters  map[string]chan turnEnd
 	ended    map[string]turnEnd // turn ends nobody waited for yet, by turn id
 	endOrder []string
-	lastErr  map[string]string // last error message per running turn
+	lastErr  map[string]string                      // last error message per running turn
+	asks     map[string]map[*int]context.CancelFunc // questions in flight per turn id
 }
 
 func newSession(id, root string) *session {
@@ -48,6 +49,7 @@ func newSession(id, root string) *session {
 		waiters:  map[string]chan turnEnd{},
 		ended:    map[string]turnEnd{},
 		lastErr:  map[string]string{},
+		asks:     map[string]map[*int]context.CancelFunc{},
 	}
 }
 
@@ -115,6 +117,28 @@ func (s *session) noteError(turnID, msg string) {
 	s.lastErr[turnID] = msg
 }
 
+// askContext is the context of a question to the editor about turnID: it
+// ends with parent or when the turn ends. done releases it.
+func (s *session) askContext(parent context.Context, turnID string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	key := new(int)
+	s.mu.Lock()
+	if s.asks[turnID] == nil {
+		s.asks[turnID] = map[*int]context.CancelFunc{}
+	}
+	s.asks[turnID][key] = cancel
+	s.mu.Unlock()
+	return ctx, func() {
+		cancel()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.asks[turnID], key)
+		if len(s.asks[turnID]) == 0 {
+			delete(s.asks, turnID)
+		}
+	}
+}
+
 // endTurn hands a turn's end to its prompt, or keeps it for one that
 // registers later.
 func (s *session) endTurn(turnID string, end engine.TurnEndData) {
@@ -122,6 +146,9 @@ func (s *session) endTurn(turnID string, end engine.TurnEndData) {
 	defer s.mu.Unlock()
 	e := turnEnd{end: end, lastErr: s.lastErr[turnID]}
 	delete(s.lastErr, turnID)
+	for _, cancel := range s.asks[turnID] {
+		cancel() // questions of the turn that nobody needs any more
+	}
 	if ch, ok := s.waiters[turnID]; ok {
 		delete(s.waiters, turnID)
 		ch <- e
@@ -163,6 +190,6 @@ func (a *Agent) handle(ctx context.Context, s *session, ev client.Event) {
 		if history {
 			return // answered long ago, or listed as pending by the subscribe
 		}
-		a.ask(s, ev.Type, ev.Data)
+		a.ask(s, ev.TurnID, ev.Type, ev.Data)
 	}
 }

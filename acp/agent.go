@@ -341,8 +341,10 @@ func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOpti
 // request.respond. An editor that does not answer (it went away) leaves the
 // request pending in the store, answerable after a session/load.
 //
-// The question is withdrawn (its context cancelled) when its turn ends
-// first: interrupted, or answered in the other front door.
+// The question is withdrawn (its context cancelled, which the SDK sends as
+// $/cancel_request) when its turn ends before the editor answered: the turn
+// was interrupted, or the other front door answered and the turn went on to
+// its end.
 func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
 	ctx, done := s.askContext(a.ctx, turnID)
 	a.wg.Go(func() {

@@ -56,10 +56,15 @@ func (a *Agent) lookup(id string) *session {
 	return a.sessions[id]
 }
 
-// clientFS reports which fs/* methods the editor offered.
-func (a *Agent) clientFS() (read, write bool) {
+// editorFS reports which fs/* methods the editor offered, for a session it
+// opened: the hosted server also runs the sessions of an ACP process that
+// joined it, whose editor is not this one.
+func (a *Agent) editorFS(sid sdk.SessionId) (read, write bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.sessions[string(sid)] == nil {
+		return false, false
+	}
 	return a.caps.Fs.ReadTextFile, a.caps.Fs.WriteTextFile
 }
 

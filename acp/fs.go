@@ -54,7 +54,7 @@ type readArgs struct {
 
 func (a *Agent) editorRead(sid sdk.SessionId, ws *confine.Workspace, orig tools.Handler) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (any, error) {
-		if r, _ := a.clientFS(); !r {
+		if r, _ := a.editorFS(sid); !r {
 			return orig(ctx, call)
 		}
 		var args readArgs
@@ -96,7 +96,7 @@ type writeArgs struct {
 
 func (a *Agent) editorWrite(sid sdk.SessionId, ws *confine.Workspace, orig tools.Handler) tools.Handler {
 	return func(ctx context.Context, call tools.Call) (any, error) {
-		if _, w := a.clientFS(); !w {
+		if _, w := a.editorFS(sid); !w {
 			return orig(ctx, call)
 		}
 		var args writeArgs

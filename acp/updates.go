@@ -110,6 +110,12 @@ func (t *translator) updates(ev client.Event, history bool) ([]sdk.SessionUpdate
 			return nil, err
 		}
 		return t.finishCall(d), nil
+	case engine.EventSessionNamed:
+		var d engine.SessionNamedData
+		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Name == "" {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(d.Name)}}}, nil
 	case engine.EventError:
 		if !history {
 			return nil, nil // session/prompt answers with the error

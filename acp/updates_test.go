@@ -86,6 +86,8 @@ func TestUpdates(t *testing.T) {
 			[]map[string]any{{"sessionUpdate": "agent_message_chunk", "content": text("\n\nError: boom\n")}}},
 		{"error live is the prompt's answer", event(t, engine.EventError, engine.ErrorData{Error: "boom"}), false, []map[string]any{}},
 		{"permission is a question, not an update", event(t, engine.EventPermissionRequired, engine.PermissionRequiredData{ReqID: "c5", RequestID: "r1", Name: "run_shell"}), false, []map[string]any{}},
+		{"session named", event(t, engine.EventSessionNamed, engine.SessionNamedData{Name: "Fix the build", Source: "auto"}), false,
+			[]map[string]any{{"sessionUpdate": "session_info_update", "title": "Fix the build"}}},
 		{"turn end", event(t, engine.EventTurnEnd, engine.TurnEndData{Status: engine.StatusCompleted}), false, []map[string]any{}},
 	}
 	for _, tt := range tests {

@@ -109,7 +109,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	s := newSession(created.SessionID, pr.Path)
-	if _, err := a.attach(ctx, s, false); err != nil {
+	if _, err := a.attach(ctx, s, info.LastSeq); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(created.SessionID), Modes: modeState(info.Mode)}, nil
@@ -127,11 +127,9 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, wireError(err)
 	}
-	if a.lookup(info.SessionID) != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"message": "session " + info.SessionID + " is already loaded"})
-	}
 	s := newSession(info.SessionID, root)
-	res, err := a.attach(ctx, s, true)
+	s.startLoad()
+	res, err := a.attach(ctx, s, 0)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, wireError(err)
 	}
@@ -148,7 +146,8 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	return sdk.LoadSessionResponse{Modes: modeState(info.Mode)}, nil
 }
 
-// pendingEventType is the event type of a pending request's kind.
+// pendingEventType is the event type of a pending request's kind (the
+// wire's kind names, ui-protocol.md).
 var pendingEventType = map[string]string{
 	"approval":  string(engine.EventPermissionRequired),
 	"question":  string(engine.EventAskUserQuestion),
@@ -156,28 +155,17 @@ var pendingEventType = map[string]string{
 	"directory": string(engine.EventDirectoryRequested),
 }
 
-// attach registers the session and subscribes to its events: from the
-// start when replaying history, else from now.
-func (a *Agent) attach(ctx context.Context, s *session, replay bool) (client.SubscribeResult, error) {
+// attach registers the session and subscribes to its events after seq
+// after (0: its whole history, for session/load).
+func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.SubscribeResult, error) {
 	a.mu.Lock()
 	if a.sessions[s.id] != nil {
 		a.mu.Unlock()
-		return client.SubscribeResult{}, fmt.Errorf("session %s is already attached", s.id)
+		return client.SubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	after := int64(0)
-	if replay {
-		s.startLoad()
-	} else {
-		info, err := a.sessionInfo(ctx, s.id)
-		if err != nil {
-			a.detach(s.id)
-			return client.SubscribeResult{}, err
-		}
-		after = info.LastSeq
-		s.handled(after)
-	}
+	s.handled(after)
 	res, err := a.rpc.Subscribe(ctx, s.id, after)
 	if err != nil {
 		a.detach(s.id)

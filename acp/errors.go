@@ -12,6 +12,8 @@ var (
 	// ErrUnknownSession: a session id this connection neither created nor
 	// loaded.
 	ErrUnknownSession = errors.New("unknown session: create it with session/new or load it with session/load")
+	// ErrLoaded: session/load of a session this connection already has.
+	ErrLoaded = errors.New("session is already open in this connection")
 	// ErrBadPrompt: a prompt without text or images.
 	ErrBadPrompt = errors.New("prompt has no text or image content")
 	// ErrClosed: the front door is shutting down.
@@ -46,7 +48,7 @@ func wireError(err error) error {
 		}
 		return &sdk.RequestError{Code: code, Message: ce.Message, Data: map[string]any{"sidecarCode": ce.Code}}
 	}
-	if errors.Is(err, ErrUnknownSession) || errors.Is(err, ErrBadPrompt) {
+	if errors.Is(err, ErrUnknownSession) || errors.Is(err, ErrBadPrompt) || errors.Is(err, ErrLoaded) {
 		return &sdk.RequestError{Code: codeInvalidParams, Message: err.Error()}
 	}
 	return &sdk.RequestError{Code: codeInternal, Message: err.Error()}

@@ -101,9 +101,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	case <-ctx.Done():
 		log.Info("acp: stopping")
 	case <-rpc.Done():
-		if opts.Join != nil || actx.Err() == nil {
-			runErr = fmt.Errorf("acp: the sidecar connection ended: %w", rpc.Err())
-		}
+		runErr = fmt.Errorf("acp: the sidecar connection ended: %w", rpc.Err())
 	}
 	cancel() // ends the dispatcher and the questions to the editor
 	wg.Wait()

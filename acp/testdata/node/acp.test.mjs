@@ -2,7 +2,7 @@
 // (@agentclientprotocol/sdk) over the child's stdio. Run by acp/node_test.go
 // with SIDECAR_BIN set; the scripted provider (ZQAGENT_SCRIPT) stands in for
 // the model.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -19,7 +19,16 @@ const dataDir = path.join(tmp, "data");
 const project = path.join(tmp, "project");
 fs.mkdirSync(project);
 fs.writeFileSync(path.join(project, "notes.txt"), "the file on disk\n");
+after(async () => {
+  if (ed && ed.child.exitCode === null) {
+    ed.child.kill();
+    await ed.exited;
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
 
+// A 1×1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 const call = (id, name, args) => ({ id, name, arguments: JSON.stringify(args) });
 // The first process plays this; the second (after the restart) only loads.
 const script1 = {
@@ -174,11 +183,12 @@ test("session/cancel mid-stream ends the prompt with cancelled", async () => {
   assert.equal(res.stopReason, "cancelled");
 });
 
-test("file tools go through the editor's fs/* (still asking to write); todo_write is a plan", async () => {
+test("file tools go through the editor's fs/* (still asking to write); todo_write is a plan; an image prompt", async () => {
   ed.answers.push("allow_once"); // write_file asks in interactive mode; read_file does not
   const res = await ed.agent.request(acp.methods.agent.session.prompt, {
     sessionId: firstSession,
-    prompt: [{ type: "text", text: "work with the files" }],
+    // An image rides along (promptCapabilities.image).
+    prompt: [{ type: "text", text: "work with the files" }, { type: "image", mimeType: "image/png", data: PNG }],
   });
   assert.equal(res.stopReason, "end_turn");
 
@@ -199,6 +209,9 @@ test("file tools go through the editor's fs/* (still asking to write); todo_writ
   assert.equal(write[0].kind, "edit");
   assert.deepEqual(write[0].content, [{ type: "diff", path: path.join(project, "out.txt"), newText: "written through the editor\n" }]);
   assert.equal(write.at(-1).status, "completed");
+
+  const atts = fs.readdirSync(path.join(dataDir, "sessions", firstSession, "attachments"));
+  assert.equal(atts.length, 1, "the image was saved as the turn's attachment");
 
   const plan = ed.updates.filter((u) => u.update.sessionUpdate === "plan").at(-1);
   assert.deepEqual(plan.update.entries, [

@@ -34,5 +34,8 @@
 // questions to the editor (request_permission) run on their own tracked
 // goroutines so that the dispatcher never waits for the user. Prompt waits
 // for its turn's turn_end, which the dispatcher hands it through the
-// session. Serve waits for every goroutine it started before it returns.
+// session. An editor that stops reading stdout holds the dispatcher; the
+// sidecar's server then drops this client as it drops any slow one, and
+// Serve returns that error: nothing is buffered without bound. Serve waits
+// for every goroutine it started before it returns.
 package acp

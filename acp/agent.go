@@ -165,7 +165,7 @@ func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.Sub
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
-	s.handled(after)
+	s.handled(after) // events up to after are not this connection's to show
 	res, err := a.rpc.Subscribe(ctx, s.id, after)
 	if err != nil {
 		a.detach(s.id)

@@ -74,19 +74,22 @@ func (s *session) replayUntil(last int64) <-chan struct{} {
 }
 
 // handled records that the dispatcher handled the event with seq and
-// reports whether it is part of a session/load replay.
-func (s *session) handled(seq int64) (history bool) {
+// reports whether it is part of a session/load replay, and whether it was
+// handled before (a subscription renewed after session.dropped replays from
+// the last seq handled, while older frames may still be queued).
+func (s *session) handled(seq int64) (history, dup bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if seq > s.seen {
-		s.seen = seq
+	if seq <= s.seen && seq > 0 {
+		return false, true
 	}
+	s.seen = max(s.seen, seq)
 	history = s.loading && (s.replayTo < 0 || seq <= s.replayTo)
 	if s.loading && s.replayTo >= 0 && s.seen >= s.replayTo {
 		s.loading = false
 		close(s.replayed)
 	}
-	return history
+	return history, false
 }
 
 // wait registers for the end of a turn; the channel receives it once.
@@ -165,7 +168,10 @@ func (s *session) endTurn(turnID string, end engine.TurnEndData) {
 // handle is the dispatcher's work for one event of this session: the
 // updates it shows, the question it asks, the turn it ends.
 func (a *Agent) handle(ctx context.Context, s *session, ev client.Event) {
-	history := s.handled(ev.Seq)
+	history, dup := s.handled(ev.Seq)
+	if dup {
+		return
+	}
 	ups, err := s.tr.updates(ev, history)
 	if err != nil {
 		a.log.Warn("acp: map event", "session", s.id, "type", ev.Type, "seq", ev.Seq, "err", err)

@@ -31,6 +31,10 @@ type editor struct {
 	// (the agent withdrew the question) and then close withdrawn.
 	hold      chan struct{}
 	withdrawn chan struct{}
+	// fs, when set, is offered at initialize and records the calls.
+	fs     bool
+	reads  []string
+	writes []string
 }
 
 func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -63,11 +67,17 @@ func (e *editor) RequestPermission(ctx context.Context, r sdk.RequestPermissionR
 
 var errNo = errors.New("not offered")
 
-func (e *editor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errNo
+func (e *editor) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reads = append(e.reads, r.Path)
+	return sdk.ReadTextFileResponse{Content: "from the editor\n"}, nil
 }
-func (e *editor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errNo
+func (e *editor) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.writes = append(e.writes, r.Path)
+	return sdk.WriteTextFileResponse{}, nil
 }
 func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, errNo
@@ -125,7 +135,8 @@ func serveInProcess(t *testing.T, prov llm.Provider, ed *editor) *sdk.ClientSide
 		<-conn.Done()
 		require.NoError(t, st.Close())
 	})
-	_, err = conn.Initialize(tctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: ed.fs, WriteTextFile: ed.fs}}
+	_, err = conn.Initialize(tctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	return conn
 }
@@ -188,4 +199,39 @@ func TestCancelWithdrawsTheQuestion(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the question was not withdrawn")
 	}
+}
+
+// TestEditorFSStaysInTheWorkspace: with the editor's fs/* offered and every
+// approval allowed, a path outside the workspace never reaches the editor;
+// one inside does, by its absolute path.
+func TestEditorFSStaysInTheWorkspace(t *testing.T) {
+	outside := t.TempDir()
+	proj := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	require.NoError(t, os.WriteFile(secret, []byte("secret"), 0o600))
+	require.NoError(t, os.Symlink(secret, filepath.Join(proj, "link")))
+	require.NoError(t, os.WriteFile(filepath.Join(proj, "in.txt"), []byte("disk"), 0o644))
+	tc := func(id, name, args string) llm.ToolCall { return llm.ToolCall{ID: id, Name: name, Arguments: args} }
+	prov := scripted.New(
+		scripted.Response{ToolCalls: []llm.ToolCall{tc("r1", "read_file", `{"path":"`+secret+`"}`)}},
+		scripted.Response{ToolCalls: []llm.ToolCall{tc("r2", "read_file", `{"path":"link"}`)}},
+		scripted.Response{ToolCalls: []llm.ToolCall{tc("w1", "write_file", `{"path":"../`+filepath.Base(outside)+`/x","content":"x"}`)}},
+		scripted.Response{ToolCalls: []llm.ToolCall{tc("r3", "read_file", `{"path":"in.txt"}`)}},
+		scripted.Response{Text: "done"},
+	)
+	ed := &editor{fs: true, answers: []sdk.PermissionOptionId{optAllowOnce, optAllowOnce, optAllowOnce, optAllowOnce, optAllowOnce}}
+	conn := serveInProcess(t, prov, ed)
+	s, err := conn.NewSession(tctx(t), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	res, err := conn.Prompt(tctx(t), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("go")}})
+	require.NoError(t, err)
+	require.Equal(t, sdk.StopReasonEndTurn, res.StopReason)
+	ed.mu.Lock()
+	defer ed.mu.Unlock()
+	real, err := filepath.EvalSymlinks(filepath.Join(proj, "in.txt"))
+	require.NoError(t, err)
+	require.Equal(t, []string{real}, ed.reads)
+	require.Empty(t, ed.writes)
+	_, err = os.Stat(filepath.Join(outside, "x"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

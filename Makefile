@@ -32,7 +32,7 @@ run: build
 	@echo "run: data dir $(DATA_DIR), project $(PROJECT)"
 	$(BIN)/zqchat --sidecar $(BIN)/sidecar --data-dir "$(DATA_DIR)" --project "$(PROJECT)"
 
-## deps: install the system packages and npm server the tests use.
+## deps: install the system packages and npm packages the tests use.
 deps:
 	scripts/deps.sh
 

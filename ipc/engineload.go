@@ -148,6 +148,9 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 	eng.SetApprover(h.approve)
 	eng.SetInteractor(interactor{h})
 	s.attachMCP(eng, pr.ID)
+	if s.opts.OnEngine != nil {
+		s.opts.OnEngine(h.id, eng)
+	}
 	return eng, nil
 }
 

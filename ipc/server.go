@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/store"
@@ -41,6 +42,10 @@ type Options struct {
 	Store *store.Store
 	// Token is the shared secret every upgrade must carry (required).
 	Token string
+	// PeerToken, when set, is accepted like Token. The sidecar publishes it
+	// in the data dir's endpoint file for the other front door of the same
+	// data dir (sidecar acp), so that the shell's token never goes to disk.
+	PeerToken string
 	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost).
 	AllowOrigins []string
 	// Version is the sidecar's version, reported by initialize.
@@ -59,6 +64,12 @@ type Options struct {
 	// Keyring holds the API keys (keys.* methods). Nil: keys.* report the
 	// keychain as unavailable.
 	Keyring *keychain.Keyring
+	// OnEngine, when set, runs on each session's engine right after it was
+	// built from the store and before any turn runs on it (on the goroutine
+	// that loads it: the session's runner, or a turn.retry or turn.steer
+	// handler): an embedder adjusts the engine there, e.g. the ACP front
+	// door routes the file tools through the editor. It must not block.
+	OnEngine func(sessionID string, eng *engine.Engine)
 	// Provider, when set, answers every session's turns (embedding, tests);
 	// otherwise the provider is chosen as described in provider.go.
 	Provider llm.Provider

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need: Debian packages (git, bubblewrap, ripgrep,
-# the Secret Service keychain and D-Bus) and the npm MCP reference server.
+# the Secret Service keychain and D-Bus), the npm MCP reference server and the
+# official ACP TypeScript client.
 # Says exactly why when it cannot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,18 @@ if [ -f mcp/testdata/npm/package.json ]; then
     echo "deps: npm install @modelcontextprotocol/server-everything"
     (cd mcp/testdata/npm && npm install --no-audit --no-fund --silent) \
       || { echo "deps: npm install failed (no access to the npm registry?)" >&2; exit 1; }
+  fi
+fi
+# The official ACP TypeScript client, for the acp package's Node test.
+if [ -f acp/testdata/node/package.json ]; then
+  if ! command -v npm >/dev/null; then
+    echo "deps: npm not found: install Node.js 20+ (apt-get install nodejs npm) for the ACP client test" >&2
+    exit 1
+  fi
+  if [ ! -d acp/testdata/node/node_modules/@agentclientprotocol/sdk ]; then
+    echo "deps: npm ci @agentclientprotocol/sdk"
+    (cd acp/testdata/node && npm ci --no-audit --no-fund --silent) \
+      || { echo "deps: npm ci failed (no access to the npm registry?)" >&2; exit 1; }
   fi
 fi
 echo "deps: ok"

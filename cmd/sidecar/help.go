@@ -51,7 +51,9 @@ func usage(fs *flag.FlagSet, w io.Writer) func() {
 		fmt.Fprintf(w, "Usage: sidecar [flags]\n\n"+
 			"The zqagent sidecar: a desktop shell spawns it, reads the one ready line it\n"+
 			"prints on stdout, connects to the WebSocket named there and keeps stdin open\n"+
-			"(EOF means exit). See ui-protocol.md.\n\nFlags:\n")
+			"(EOF means exit). See ui-protocol.md.\n\n"+
+			"sidecar acp [flags] speaks the Agent Client Protocol on stdin/stdout instead,\n"+
+			"for editors (Zed, JetBrains); see the README.\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fmt.Fprintf(w, "\nEnvironment:\n")

@@ -1,9 +1,11 @@
 // Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
 // the one ready line it prints on stdout, and drives agent sessions over the
 // local WebSocket named there (see ui-protocol.md). main only wires and
-// waits: flags, secrets (secrets.go), lock file, store, listener, server;
-// then it waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and
-// closes everything within a bounded time.
+// waits: flags, secrets (secrets.go), lock file, store, listener, the
+// endpoint file for the other front door (endpoint.go), server; then it
+// waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and closes
+// everything within a bounded time. `sidecar acp` (acp.go) is the same
+// wiring behind the Agent Client Protocol on stdio, for editors.
 package main
 
 import (
@@ -102,6 +104,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "acp" {
+		return runACP(args[1:])
+	}
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return err
@@ -139,6 +144,12 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	peerToken, unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer unpublish()
 	terms := terminal.NewManager(terminal.Options{Logger: log})
 	kr := keychain.New(cfg.keyringService)
 	kr.SetStartKeys(sec.keys, sec.env)
@@ -147,6 +158,7 @@ func run(args []string) error {
 	srv, err := ipc.New(ipc.Options{
 		Store:          st,
 		Token:          sec.token,
+		PeerToken:      peerToken,
 		AllowOrigins:   cfg.allowOrigins,
 		Version:        buildVersion(),
 		DataDir:        cfg.dataDir,

@@ -1,0 +1,427 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/ipc/client"
+)
+
+// cancelGrace bounds how long a cancelled prompt waits for its turn's end.
+const cancelGrace = 30 * time.Second
+
+// Agent implements the ACP agent side over the sidecar's JSON-RPC API.
+type Agent struct {
+	rpc     *client.Client
+	conn    *sdk.AgentSideConnection // set by Serve before the first message
+	log     *slog.Logger
+	version string
+	hosted  bool            // the engines run in this process (fs/* can be used)
+	ctx     context.Context // Serve's lifetime: questions and updates run under it
+	wg      *sync.WaitGroup // Serve's goroutines
+
+	mu       sync.Mutex // guards caps, sessions
+	caps     sdk.ClientCapabilities
+	sessions map[string]*session
+}
+
+var (
+	_ sdk.Agent       = (*Agent)(nil)
+	_ sdk.AgentLoader = (*Agent)(nil)
+)
+
+func (a *Agent) session(id sdk.SessionId) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[string(id)]
+	if s == nil {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownSession, id)
+	}
+	return s, nil
+}
+
+func (a *Agent) lookup(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// editorFS reports which fs/* methods the editor offered, for a session it
+// opened: the hosted server also runs the sessions of an ACP process that
+// joined it, whose editor is not this one.
+func (a *Agent) editorFS(sid sdk.SessionId) (read, write bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions[string(sid)] == nil {
+		return false, false
+	}
+	return a.caps.Fs.ReadTextFile, a.caps.Fs.WriteTextFile
+}
+
+// Initialize implements sdk.Agent.
+func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.caps = p.ClientCapabilities
+	a.mu.Unlock()
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "zqagent", Title: sdk.Ptr("zqagent sidecar"), Version: a.version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements sdk.Agent: keys come from the keychain or the
+// environment, as for the WebSocket sidecar; there is nothing to do here.
+func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// NewSession implements sdk.Agent: cwd is opened as a project (with
+// project.open's refusals: not a directory, a filesystem root, the home
+// directory) and a session is created in it.
+func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	var pr ipc.ProjectInfo
+	if err := a.rpc.Call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
+		return sdk.NewSessionResponse{}, wireError(err)
+	}
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := a.rpc.Call(ctx, "session.create", map[string]any{"projectId": pr.ProjectID}, &created); err != nil {
+		return sdk.NewSessionResponse{}, wireError(err)
+	}
+	info, err := a.sessionInfo(ctx, created.SessionID)
+	if err != nil {
+		return sdk.NewSessionResponse{}, wireError(err)
+	}
+	s := newSession(created.SessionID, pr.Path)
+	if _, err := a.attach(ctx, s, info.LastSeq); err != nil {
+		return sdk.NewSessionResponse{}, wireError(err)
+	}
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(created.SessionID), Modes: modeState(info.Mode)}, nil
+}
+
+// LoadSession implements sdk.AgentLoader: the stored history is replayed as
+// session/update notifications before the response, then the session's
+// pending approvals are asked again.
+func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	info, err := a.sessionInfo(ctx, string(p.SessionId))
+	if err != nil {
+		return sdk.LoadSessionResponse{}, wireError(err)
+	}
+	root, err := a.projectPath(ctx, info.ProjectID)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, wireError(err)
+	}
+	s := newSession(info.SessionID, root)
+	s.startLoad()
+	res, err := a.attach(ctx, s, 0)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, wireError(err)
+	}
+	select {
+	case <-s.replayUntil(res.LastSeq):
+	case <-ctx.Done():
+		return sdk.LoadSessionResponse{}, ctx.Err()
+	}
+	for _, pr := range res.PendingRequests {
+		if typ, ok := pendingEventType[pr.Kind]; ok {
+			a.ask(s, pr.TurnID, typ, pr.Data)
+		}
+	}
+	return sdk.LoadSessionResponse{Modes: modeState(info.Mode)}, nil
+}
+
+// pendingEventType is the event type of a pending request's kind (the
+// wire's kind names, ui-protocol.md).
+var pendingEventType = map[string]string{
+	"approval":  string(engine.EventPermissionRequired),
+	"question":  string(engine.EventAskUserQuestion),
+	"plan":      string(engine.EventPlanProposed),
+	"directory": string(engine.EventDirectoryRequested),
+}
+
+// attach registers the session and subscribes to its events after seq
+// after (0: its whole history, for session/load).
+func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.SubscribeResult, error) {
+	a.mu.Lock()
+	if a.sessions[s.id] != nil {
+		a.mu.Unlock()
+		return client.SubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
+	}
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	s.handled(after) // events up to after are not this connection's to show
+	res, err := a.rpc.Subscribe(ctx, s.id, after)
+	if err != nil {
+		a.detach(s.id)
+		return client.SubscribeResult{}, err
+	}
+	return res, nil
+}
+
+func (a *Agent) detach(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.sessions, id)
+}
+
+func (a *Agent) sessionInfo(ctx context.Context, id string) (ipc.SessionInfo, error) {
+	var res struct {
+		Session ipc.SessionInfo `json:"session"`
+	}
+	if err := a.rpc.Call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
+		return ipc.SessionInfo{}, err
+	}
+	return res.Session, nil
+}
+
+func (a *Agent) projectPath(ctx context.Context, projectID string) (string, error) {
+	var res struct {
+		Projects []ipc.ProjectInfo `json:"projects"`
+	}
+	if err := a.rpc.Call(ctx, "project.list", map[string]any{}, &res); err != nil {
+		return "", err
+	}
+	for _, p := range res.Projects {
+		if p.ProjectID == projectID {
+			return p.Path, nil
+		}
+	}
+	return "", fmt.Errorf("project %s of the session is gone", projectID)
+}
+
+// Prompt implements sdk.Agent: a turn is started (queued behind a running
+// one) and its events stream as session updates until its turn_end, which
+// gives the stop reason.
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, wireError(err)
+	}
+	text, atts, err := promptInput(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, wireError(err)
+	}
+	var started ipc.TurnResult
+	params := ipc.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
+	if err := a.rpc.Call(ctx, "turn.start", params, &started); err != nil {
+		return sdk.PromptResponse{}, wireError(err)
+	}
+	ended := s.wait(started.TurnID)
+	var e turnEnd
+	select {
+	case e = <-ended:
+	case <-ctx.Done():
+		// session/cancel (the SDK cancels the prompt's context) or the
+		// editor went away: stop the turn and report how it ended.
+		a.interrupt(s.id)
+		t := time.NewTimer(cancelGrace)
+		defer t.Stop()
+		select {
+		case e = <-ended:
+		case <-t.C:
+			s.unwait(started.TurnID)
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		case <-a.ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+	case <-a.ctx.Done():
+		return sdk.PromptResponse{}, wireError(ErrClosed)
+	}
+	reason, err := stopReason(e.end, e.lastErr)
+	if err != nil {
+		return sdk.PromptResponse{}, wireError(err)
+	}
+	return sdk.PromptResponse{StopReason: reason}, nil
+}
+
+// promptInput turns a prompt's content blocks into turn.start's text and
+// attachments: text as is, embedded text resources and resource links as
+// text that names them, images as attachments.
+func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error) {
+	var parts []string
+	var atts []ipc.AttachmentWire
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.Image != nil:
+			name := fmt.Sprintf("image-%d", len(atts)+1)
+			if b.Image.Uri != nil {
+				name = *b.Image.Uri
+			}
+			atts = append(atts, ipc.AttachmentWire{Name: name, MimeType: b.Image.MimeType, DataURL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data})
+		case b.ResourceLink != nil:
+			parts = append(parts, "@"+b.ResourceLink.Uri)
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text))
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if strings.TrimSpace(text) == "" && len(atts) == 0 {
+		return "", nil, ErrBadPrompt
+	}
+	return text, atts, nil
+}
+
+// interrupt stops the session's running turn.
+func (a *Agent) interrupt(id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 5*time.Second)
+	defer cancel()
+	if err := a.rpc.Call(ctx, "turn.interrupt", map[string]any{"sessionId": id}, nil); err != nil {
+		a.log.Warn("acp: interrupt", "session", id, "err", err)
+	}
+}
+
+// Cancel implements sdk.Agent (session/cancel).
+func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	if _, err := a.session(p.SessionId); err != nil {
+		return wireError(err)
+	}
+	a.interrupt(string(p.SessionId))
+	return nil
+}
+
+// SetSessionMode implements sdk.Agent: session.setMode with one of our four
+// modes.
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	if _, err := a.session(p.SessionId); err != nil {
+		return sdk.SetSessionModeResponse{}, wireError(err)
+	}
+	err := a.rpc.Call(ctx, "session.setMode", map[string]any{"sessionId": string(p.SessionId), "mode": string(p.ModeId)}, nil)
+	return sdk.SetSessionModeResponse{}, wireError(err)
+}
+
+// ListSessions implements sdk.Agent; the capability is not offered.
+func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+// ResumeSession implements sdk.Agent; the capability is not offered.
+func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+// CloseSession implements sdk.Agent; the capability is not offered.
+func (a *Agent) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
+}
+
+// SetSessionConfigOption implements sdk.Agent; no config options are
+// offered (modes are the session modes).
+func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// ask puts an interactive event to the editor on its own goroutine (the
+// dispatcher never waits for the user) and answers the request with
+// request.respond. An editor that does not answer (it went away) leaves the
+// request pending in the store, answerable after a session/load.
+//
+// The question is withdrawn (its context cancelled, which the SDK sends as
+// $/cancel_request) when its turn ends before the editor answered: the turn
+// was interrupted, or the other front door answered and the turn went on to
+// its end.
+func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
+	ctx, done := s.askContext(a.ctx, turnID)
+	a.wg.Go(func() {
+		defer done()
+		resp, requestID, err := a.askNow(ctx, s, typ, raw)
+		if err != nil {
+			a.log.Info("acp: question to the editor", "session", s.id, "type", typ, "err", err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
+		defer cancel()
+		err = a.rpc.Respond(ctx, s.id, requestID, resp)
+		if client.Code(err) == client.CodeConflict || client.Code(err) == client.CodeNotFound {
+			return // answered elsewhere first, or the turn was interrupted: the first answer wins
+		}
+		if err != nil {
+			a.log.Warn("acp: respond", "session", s.id, "request", requestID, "err", err)
+		}
+	})
+}
+
+// askNow asks the editor and returns the response for request.respond.
+func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.RawMessage) (any, string, error) {
+	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id)}
+	switch engine.EventType(typ) {
+	case engine.EventPermissionRequired:
+		var d engine.PermissionRequiredData
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, "", err
+		}
+		req.ToolCall = s.tr.callUpdate(d.ReqID, d.Name, d.Arguments)
+		req.Options = permissionOptions(d)
+		out, err := a.conn.RequestPermission(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return ipc.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
+	case engine.EventPlanProposed:
+		var d engine.PlanProposedData
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, "", err
+		}
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr("Approve the plan"), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
+			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(d.Plan))}}
+		req.Options = yesNoOptions("Approve the plan", "Reject the plan")
+		out, err := a.conn.RequestPermission(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return ipc.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
+	case engine.EventDirectoryRequested:
+		var d engine.DirectoryRequestedData
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, "", err
+		}
+		access := "read-only"
+		if d.Writable {
+			access = "read-write"
+		}
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(fmt.Sprintf("Grant %s access to %s", access, d.Path)),
+			Kind: sdk.Ptr(sdk.ToolKindOther), Status: sdk.Ptr(sdk.ToolCallStatusPending), Locations: []sdk.ToolCallLocation{{Path: d.Path}},
+			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(d.Reason))}}
+		req.Options = yesNoOptions("Grant access", "Refuse")
+		out, err := a.conn.RequestPermission(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return ipc.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
+	case engine.EventAskUserQuestion:
+		var d engine.AskUserQuestionData
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, "", err
+		}
+		if len(d.Options) == 0 {
+			return ipc.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
+		}
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(d.Question), Kind: sdk.Ptr(sdk.ToolKindOther),
+			Status: sdk.Ptr(sdk.ToolCallStatusPending)}
+		req.Options = questionOptions(d)
+		out, err := a.conn.RequestPermission(ctx, req)
+		if err != nil {
+			return nil, "", err
+		}
+		return ipc.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
+	}
+	return nil, "", errors.New("not an interactive event: " + typ)
+}

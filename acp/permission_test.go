@@ -1,0 +1,105 @@
+package acp
+
+import (
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/engine/permission"
+)
+
+func selected(id sdk.PermissionOptionId) sdk.RequestPermissionOutcome {
+	return sdk.NewRequestPermissionOutcomeSelected(id)
+}
+
+// TestPermissionOptions: which options each request offers, and what each
+// answer means (outcomes ↔ options).
+func TestPermissionOptions(t *testing.T) {
+	write := engine.PermissionRequiredData{Name: "write_file"}
+	git := engine.PermissionRequiredData{Name: "run_shell", Command: "git"}
+	pipeline := engine.PermissionRequiredData{Name: "run_shell"} // too complex to grant
+	all := []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
+	noAlways := []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
+	tests := []struct {
+		name    string
+		req     engine.PermissionRequiredData
+		kinds   []sdk.PermissionOptionKind
+		answer  sdk.RequestPermissionOutcome
+		outcome permission.Outcome
+	}{
+		{"tool: allow once", write, all, selected(optAllowOnce), permission.OutcomeOnce},
+		{"tool: allow always grants the tool", write, all, selected(optAllowAlways), permission.OutcomeAlwaysTool},
+		{"tool: reject once", write, all, selected(optRejectOnce), permission.OutcomeDeny},
+		{"tool: reject always refuses this call", write, all, selected(optRejectAlways), permission.OutcomeDeny},
+		{"tool: cancelled fails closed", write, all, sdk.NewRequestPermissionOutcomeCancelled(), permission.OutcomeDeny},
+		{"tool: an unknown option fails closed", write, all, selected("yes_please"), permission.OutcomeDeny},
+		{"command: allow always grants the executable", git, all, selected(optAllowAlways), permission.OutcomeAlwaysCommand},
+		{"command: allow once", git, all, selected(optAllowOnce), permission.OutcomeOnce},
+		{"complex command: no always option", pipeline, noAlways, selected(optAllowOnce), permission.OutcomeOnce},
+		{"complex command: a forged allow_always fails closed", pipeline, noAlways, selected(optAllowAlways), permission.OutcomeDeny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var kinds []sdk.PermissionOptionKind
+			for _, o := range permissionOptions(tt.req) {
+				kinds = append(kinds, o.Kind)
+			}
+			require.Equal(t, tt.kinds, kinds)
+			require.Equal(t, tt.outcome, approvalOutcome(tt.req, tt.answer))
+		})
+	}
+	require.Equal(t, "Always allow `git` in this session", permissionOptions(git)[1].Name)
+}
+
+func TestYesNoAndQuestions(t *testing.T) {
+	require.True(t, allowed(selected(optAllowOnce)))
+	require.False(t, allowed(selected(optRejectOnce)))
+	require.False(t, allowed(sdk.NewRequestPermissionOutcomeCancelled()))
+
+	q := engine.AskUserQuestionData{Question: "Which?", Options: []string{"red", "blue"}}
+	opts := questionOptions(q)
+	require.Len(t, opts, 3)
+	require.Equal(t, "blue", opts[1].Name)
+	require.Equal(t, "blue", questionAnswer(q, selected(opts[1].OptionId)))
+	require.Equal(t, noAnswer, questionAnswer(q, selected(optRejectOnce)))
+	require.Equal(t, noAnswer, questionAnswer(q, selected("answer_7")))
+	require.Equal(t, noAnswer, questionAnswer(q, sdk.NewRequestPermissionOutcomeCancelled()))
+}
+
+func TestModeState(t *testing.T) {
+	st := modeState("")
+	require.Equal(t, sdk.SessionModeId("interactive"), st.CurrentModeId)
+	var ids []sdk.SessionModeId
+	for _, m := range st.AvailableModes {
+		ids = append(ids, m.Id)
+		_, err := permission.ParseMode(string(m.Id))
+		require.NoError(t, err)
+	}
+	require.Equal(t, []sdk.SessionModeId{"discuss", "plan", "interactive", "auto"}, ids)
+	require.Equal(t, sdk.SessionModeId("plan"), modeState("plan").CurrentModeId)
+}
+
+func TestPromptInput(t *testing.T) {
+	text, atts, err := promptInput([]sdk.ContentBlock{
+		sdk.TextBlock("look at"),
+		sdk.ResourceLinkBlock("main.go", "file:///p/main.go"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///p/a.txt", Text: "hello"}}),
+		sdk.ImageBlock("aGk=", "image/png"),
+	})
+	require.NoError(t, err)
+	require.Equal(t, "look at\n@file:///p/main.go\n<file uri=\"file:///p/a.txt\">\nhello\n</file>", text)
+	require.Len(t, atts, 1)
+	require.Equal(t, "data:image/png;base64,aGk=", atts[0].DataURL)
+	require.Equal(t, "image/png", atts[0].MimeType)
+
+	_, _, err = promptInput([]sdk.ContentBlock{sdk.TextBlock("  ")})
+	require.ErrorIs(t, err, ErrBadPrompt)
+}
+
+func TestNumberLines(t *testing.T) {
+	require.Equal(t, "     3\tc\n     4\td\n", numberLines("f", "c\nd\ne\n", 3, 2))
+	require.Equal(t, "     1\ta\n", numberLines("f", "a\r\n", 1, 10))
+	require.Equal(t, "[f is empty]", numberLines("f", "", 1, 10))
+}

@@ -1,0 +1,380 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/tools/todo"
+)
+
+// maxOldText bounds the file content read to show an edit's diff.
+const maxOldText = 1 << 20
+
+// toolCall is what the translator remembers of a tool call between its
+// events.
+type toolCall struct {
+	name string
+	args map[string]any
+}
+
+// translator turns one session's events into ACP session updates. It is
+// owned by the session's dispatcher (one goroutine); it is not safe for
+// concurrent use.
+type translator struct {
+	root  string              // the project folder: relative paths are resolved against it
+	calls map[string]toolCall // by tool call id (reqId)
+}
+
+func newTranslator(root string) *translator {
+	return &translator{root: root, calls: map[string]toolCall{}}
+}
+
+// updates maps one event to the session updates it shows. history is true
+// while session/load replays stored events: the user's messages and whole
+// assistant messages are shown then, deltas are not; live, the deltas are
+// streamed and the whole message (already shown) is skipped. Interactive
+// events (approvals, questions) are not updates: the session asks the editor
+// for them.
+func (t *translator) updates(ev client.Event, history bool) ([]sdk.SessionUpdate, error) {
+	switch engine.EventType(ev.Type) {
+	case engine.EventTurnStart:
+		if !history {
+			return nil, nil // the editor shows what it sent
+		}
+		var d engine.TurnStartData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(d.Input)}, nil
+	case engine.EventQueueSteering:
+		if !history {
+			return nil, nil
+		}
+		var d engine.QueueSteeringData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(d.Text)}, nil
+	case engine.EventAssistantDelta, engine.EventReasoningDelta:
+		if history {
+			return nil, nil
+		}
+		var d engine.DeltaData
+		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Text == "" {
+			return nil, err
+		}
+		if ev.Type == string(engine.EventReasoningDelta) {
+			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText(d.Text)}, nil
+		}
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(d.Text)}, nil
+	case engine.EventAssistantMessage:
+		if !history {
+			return nil, nil
+		}
+		var d engine.AssistantMessageData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		var out []sdk.SessionUpdate
+		if d.Reasoning != "" {
+			out = append(out, sdk.UpdateAgentThoughtText(d.Reasoning))
+		}
+		if d.Text != "" {
+			out = append(out, sdk.UpdateAgentMessageText(d.Text))
+		}
+		return out, nil
+	case engine.EventToolProposed:
+		var d engine.ToolProposedData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		t.calls[d.ReqID] = toolCall{name: d.Name, args: d.Arguments}
+		return []sdk.SessionUpdate{t.startCall(d.ReqID, d.Name, d.Arguments)}, nil
+	case engine.EventToolStarted:
+		var d engine.ToolStartedData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{sdk.UpdateToolCall(sdk.ToolCallId(d.ReqID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress))}, nil
+	case engine.EventToolFinished:
+		var d engine.ToolFinishedData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		return t.finishCall(d), nil
+	case engine.EventSessionNamed:
+		var d engine.SessionNamedData
+		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Name == "" {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(d.Name)}}}, nil
+	case engine.EventError:
+		if !history {
+			return nil, nil // session/prompt answers with the error
+		}
+		var d engine.ErrorData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			return nil, err
+		}
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText("\n\nError: " + d.Error + "\n")}, nil
+	}
+	return nil, nil
+}
+
+// startCall is the tool_call update of a proposed call.
+func (t *translator) startCall(id, name string, args map[string]any) sdk.SessionUpdate {
+	opts := []sdk.ToolCallStartOpt{
+		sdk.WithStartKind(toolKind(name)),
+		sdk.WithStartStatus(sdk.ToolCallStatusPending),
+		sdk.WithStartRawInput(args),
+	}
+	if locs := t.locations(args); len(locs) > 0 {
+		opts = append(opts, sdk.WithStartLocations(locs))
+	}
+	if diff := t.diff(name, args); len(diff) > 0 {
+		opts = append(opts, sdk.WithStartContent(diff))
+	}
+	return sdk.StartToolCall(sdk.ToolCallId(id), toolTitle(name, args), opts...)
+}
+
+// finishCall is the tool_call_update of a finished call, and the plan when
+// the call was a successful todo_write.
+func (t *translator) finishCall(d engine.ToolFinishedData) []sdk.SessionUpdate {
+	status := sdk.ToolCallStatusCompleted
+	if d.Status != engine.ToolOK {
+		status = sdk.ToolCallStatusFailed
+	}
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+	text := d.ResultPreview
+	if text == "" && d.Reason != "" {
+		text = d.Reason
+	}
+	if d.Status == engine.ToolDenied && text == "" {
+		text = "denied"
+	}
+	if text != "" {
+		opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}))
+	}
+	out := []sdk.SessionUpdate{sdk.UpdateToolCall(sdk.ToolCallId(d.ReqID), opts...)}
+	call, ok := t.calls[d.ReqID]
+	delete(t.calls, d.ReqID)
+	if ok && call.name == "todo_write" && d.Status == engine.ToolOK {
+		if p, ok := planOf(call.args); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// planOf is the plan update of todo_write's arguments.
+func planOf(args map[string]any) (sdk.SessionUpdate, bool) {
+	raw, err := json.Marshal(args["todos"])
+	if err != nil {
+		return sdk.SessionUpdate{}, false
+	}
+	var items []todo.Item
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return sdk.SessionUpdate{}, false
+	}
+	entries := make([]sdk.PlanEntry, 0, len(items))
+	for _, it := range items {
+		e := sdk.PlanEntry{Content: it.Content, Priority: sdk.PlanEntryPriorityMedium, Status: sdk.PlanEntryStatusPending}
+		switch it.Priority {
+		case todo.PriorityHigh:
+			e.Priority = sdk.PlanEntryPriorityHigh
+		case todo.PriorityLow:
+			e.Priority = sdk.PlanEntryPriorityLow
+		}
+		switch string(it.Status) {
+		case "in_progress":
+			e.Status = sdk.PlanEntryStatusInProgress
+		case "completed", "cancelled":
+			e.Status = sdk.PlanEntryStatusCompleted
+		}
+		entries = append(entries, e)
+	}
+	return sdk.UpdatePlan(entries...), true
+}
+
+// toolKind is the ACP kind of one of our tools.
+func toolKind(name string) sdk.ToolKind {
+	switch name {
+	case "read_file", "git_log", "git_status", "git_diff", "media", "terminal_list", "terminal_read", "shell_task_output":
+		return sdk.ToolKindRead
+	case "write_file", "replace_in_file", "apply_patch", "apply_unified_diff":
+		return sdk.ToolKindEdit
+	case "list_files", "grep":
+		return sdk.ToolKindSearch
+	case "run_shell", "shell_task_kill":
+		return sdk.ToolKindExecute
+	case "web_fetch", "web_search":
+		return sdk.ToolKindFetch
+	case "todo_write", "explore":
+		return sdk.ToolKindThink
+	case "propose_plan":
+		return sdk.ToolKindSwitchMode
+	}
+	return sdk.ToolKindOther
+}
+
+// toolTitle is a one-line description of a call.
+func toolTitle(name string, args map[string]any) string {
+	str := func(k string) string { s, _ := args[k].(string); return s }
+	switch name {
+	case "read_file":
+		return "Read " + str("path")
+	case "write_file":
+		return "Write " + str("path")
+	case "replace_in_file":
+		return "Edit " + str("path")
+	case "list_files":
+		return "List " + firstNonEmpty(str("path"), ".")
+	case "grep":
+		return "Search for " + str("pattern")
+	case "run_shell":
+		return "Run " + oneLine(str("command"))
+	case "web_fetch":
+		return "Fetch " + str("url")
+	case "web_search":
+		return "Search the web for " + str("query")
+	case "todo_write":
+		return "Update the plan"
+	}
+	return name
+}
+
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// abs resolves a path argument against the project.
+func (t *translator) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.root, p)
+}
+
+// locations are the files a call touches (its path argument).
+func (t *translator) locations(args map[string]any) []sdk.ToolCallLocation {
+	p, _ := args["path"].(string)
+	if p == "" {
+		return nil
+	}
+	loc := sdk.ToolCallLocation{Path: t.abs(p)}
+	if n, ok := args["start_line"].(float64); ok && n >= 1 {
+		loc.Line = sdk.Ptr(int(n))
+	}
+	return []sdk.ToolCallLocation{loc}
+}
+
+// diff is the diff content of an edit: write_file against the file on disk
+// (read through the project's os.Root, so nothing outside it is shown),
+// replace_in_file as old → new text.
+func (t *translator) diff(name string, args map[string]any) []sdk.ToolCallContent {
+	p, _ := args["path"].(string)
+	if p == "" {
+		return nil
+	}
+	switch name {
+	case "write_file":
+		content, ok := args["content"].(string)
+		if !ok {
+			return nil
+		}
+		if old, ok := t.readOld(p); ok {
+			return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), content, old)}
+		}
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), content)}
+	case "replace_in_file":
+		oldS, ok1 := args["old_string"].(string)
+		newS, ok2 := args["new_string"].(string)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), newS, oldS)}
+	}
+	return nil
+}
+
+// readOld reads a file inside the project for an edit's diff.
+func (t *translator) readOld(p string) (string, bool) {
+	if t.root == "" {
+		return "", false
+	}
+	rel := p
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(t.root, p)
+		if err != nil {
+			return "", false
+		}
+		rel = r
+	}
+	root, err := os.OpenRoot(t.root)
+	if err != nil {
+		return "", false
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxOldText {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxOldText))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// stopReason maps a turn_end status to ACP's stop reason; an error turn is
+// an error of session/prompt instead.
+func stopReason(end engine.TurnEndData, lastErr string) (sdk.StopReason, error) {
+	switch end.Status {
+	case engine.StatusCompleted:
+		return sdk.StopReasonEndTurn, nil
+	case engine.StatusInterrupted:
+		return sdk.StopReasonCancelled, nil
+	case engine.StatusMaxIterations:
+		return sdk.StopReasonMaxTurnRequests, nil
+	}
+	msg := firstNonEmpty(lastErr, end.Reason, "the turn failed")
+	return "", fmt.Errorf("turn %s: %s", end.Status, msg)
+}
+
+// callUpdate describes a call in a permission request. It reads only the
+// translator's root, so the question goroutines may call it.
+func (t *translator) callUpdate(id, name string, args map[string]any) sdk.ToolCallUpdate {
+	return sdk.ToolCallUpdate{
+		ToolCallId: sdk.ToolCallId(id),
+		Title:      sdk.Ptr(toolTitle(name, args)),
+		Kind:       sdk.Ptr(toolKind(name)),
+		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
+		RawInput:   args,
+		Locations:  t.locations(args),
+		Content:    t.diff(name, args),
+	}
+}

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -41,42 +42,60 @@ func slowHTTPClient(step int, pause time.Duration) *http.Client {
 	}}
 }
 
-// TestSteadySlowReaderKeepsItsConnection: one frame that takes a slow but
-// steady reader many write timeouts to take is delivered whole; the
-// connection is closed only when its socket takes nothing for a whole
-// timeout.
-func TestSteadySlowReaderKeepsItsConnection(t *testing.T) {
-	big := strings.Repeat("z", 6<<20) // one 6 MiB delta
-	ts := startServer(t,
-		withProvider(scripted.New(scripted.Response{Text: big, ChunkSize: len(big)})),
-		func(o *Options) { o.WriteTimeout = 1500 * time.Millisecond },
-	)
-	// ~2 MB/s: the frame takes seconds, over the write timeout (a per-frame
-	// deadline would cut it off), while the socket never stops taking bytes
-	// for anywhere near that long.
-	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{HTTPClient: slowHTTPClient(8<<10, 4*time.Millisecond)})
+// TestStallWatch: the watch closes a connection only when its socket took
+// no byte for a whole timeout during a write; a slow but steady write of
+// any length never trips it (a fake clock: no timing in the test).
+func TestStallWatch(t *testing.T) {
+	now := time.Unix(0, 0)
+	stalls := 0
+	w := newStallWatch(10*time.Second, func() { stalls++ })
+	w.now = func() time.Time { return now }
+	defer w.stop()
+
+	w.fire() // no write: nothing to watch
+	require.Zero(t, stalls)
+
+	w.begin()
+	for range 100 { // a 100-step write, 9 s between bytes: 900 s in all
+		now = now.Add(9 * time.Second)
+		w.progress()
+		w.fire() // even a timer that fires now finds the progress
+	}
+	require.Zero(t, stalls, "a steady write is never a stall, however long")
+	now = now.Add(10 * time.Second) // then nothing for a whole timeout
+	w.fire()
+	require.Equal(t, 1, stalls)
+	w.end()
+	now = now.Add(time.Hour)
+	w.fire()
+	require.Equal(t, 1, stalls, "an idle connection is not stalled")
+}
+
+// TestProgressConnReportsEachChunk: a big write reports progress per chunk
+// the socket took, not once at its end.
+func TestProgressConnReportsEachChunk(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	pc := &progressConn{Conn: a}
+	calls := 0
+	f := func() { calls++ }
+	pc.onProgress.Store(&f)
+	go func() { _, _ = io.Copy(io.Discard, b) }()
+	n, err := pc.Write(make([]byte, 10*progressChunk+1))
 	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	_, err = c.Initialize(tctx(t), "slow", "1", false)
-	require.NoError(t, err)
-	sid := ts.session(t, c, nil)
-	_, err = c.Subscribe(tctx(t), sid, 0)
-	require.NoError(t, err)
-	_, err = c.StartTurn(tctx(t), sid, "big")
-	require.NoError(t, err)
-	evs := collectTurn(t, c, sid)
-	require.Equal(t, big, textOf(evs))
-	require.NoError(t, c.Err(), "the steady reader kept its connection")
+	require.Equal(t, 10*progressChunk+1, n)
+	require.Equal(t, 11, calls)
 }
 
 // TestStalledConnectionIsClosedOthersKeepReceiving: a client that stops
 // reading is closed; another client of the same session receives the whole
 // turn meanwhile, and a broadcast never waits on the stalled one.
 func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
-	text := strings.Repeat("s", 12<<20) // more than the kernel buffers of both ends
+	text := strings.Repeat("s", 6<<20) // more than the kernel buffers of both ends
 	ts := startServer(t,
 		withProvider(scripted.New(scripted.Response{Text: text, ChunkSize: 4096})),
-		func(o *Options) { o.WriteTimeout = 300 * time.Millisecond },
+		func(o *Options) { o.WriteTimeout = 2 * time.Second }, // a reading client never stalls that long
 	)
 	good := ts.dial(t)
 	sid := ts.session(t, good, nil)

@@ -57,32 +57,44 @@ func (c *progressConn) Write(p []byte) (int, error) {
 type stallWatch struct {
 	timeout time.Duration
 	onStall func()
+	now     func() time.Time // time.Now; tests set a fake clock
 
-	mu      sync.Mutex // guards timer, writing
+	mu      sync.Mutex // guards timer, writing, last
 	timer   *time.Timer
 	writing bool
+	last    time.Time // the write's start or its last progress
 }
 
 func newStallWatch(timeout time.Duration, onStall func()) *stallWatch {
-	w := &stallWatch{timeout: timeout, onStall: onStall}
+	w := &stallWatch{timeout: timeout, onStall: onStall, now: time.Now}
 	w.timer = time.AfterFunc(timeout, w.fire)
 	w.timer.Stop()
 	return w
 }
 
+// fire runs when the timer expires. It decides on the time since the last
+// progress, not on the timer alone (a progress can race the expiry): a
+// write that moved meanwhile re-arms the timer for what is left.
 func (w *stallWatch) fire() {
 	w.mu.Lock()
-	stalled := w.writing
-	w.mu.Unlock()
-	if stalled {
-		w.onStall()
+	if !w.writing {
+		w.mu.Unlock()
+		return
 	}
+	if left := w.timeout - w.now().Sub(w.last); left > 0 {
+		w.timer.Reset(left)
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	w.onStall()
 }
 
 // begin arms the watch for one write; end disarms it.
 func (w *stallWatch) begin() {
 	w.mu.Lock()
 	w.writing = true
+	w.last = w.now()
 	w.timer.Reset(w.timeout)
 	w.mu.Unlock()
 }
@@ -94,11 +106,12 @@ func (w *stallWatch) end() {
 	w.mu.Unlock()
 }
 
-// progress restarts the timeout: the socket took bytes.
+// progress restarts the timeout: the socket took bytes. It only notes the
+// time; fire re-arms the timer when it finds progress.
 func (w *stallWatch) progress() {
 	w.mu.Lock()
 	if w.writing {
-		w.timer.Reset(w.timeout)
+		w.last = w.now()
 	}
 	w.mu.Unlock()
 }

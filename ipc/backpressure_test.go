@@ -92,9 +92,9 @@ func TestProgressConnReportsEachChunk(t *testing.T) {
 // reading is closed; another client of the same session receives the whole
 // turn meanwhile, and a broadcast never waits on the stalled one.
 func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
-	text := strings.Repeat("s", 6<<20) // more than the kernel buffers of both ends
+	text := strings.Repeat("s", 12<<20) // more than the kernel buffers of both ends
 	ts := startServer(t,
-		withProvider(scripted.New(scripted.Response{Text: text, ChunkSize: 4096})),
+		withProvider(scripted.New(scripted.Response{Text: text, ChunkSize: 64 << 10})),
 		func(o *Options) { o.WriteTimeout = 2 * time.Second }, // a reading client never stalls that long
 	)
 	good := ts.dial(t)
@@ -116,8 +116,23 @@ func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, text, textOf(collectTurn(t, good, sid)))
 
+	// The server closes the stalled connection (it is gone from the
+	// server's set) while the stalled client still reads nothing.
+	for {
+		ts.srv.mu.Lock()
+		n := len(ts.srv.conns)
+		ts.srv.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		select {
+		case <-tctx(t).Done():
+			t.Fatal("the stalled connection was never closed")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	// Now let the stalled client read again: it finds what the kernel held,
-	// then the end of a connection the server closed.
+	// then the end of the connection.
 	go func() {
 		for range stalled.Notifications() {
 		}

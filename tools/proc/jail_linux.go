@@ -367,8 +367,8 @@ func (p *jailPlatform) reap(self, pid int, deadline time.Time) {
 }
 
 // tagged lists the live descendants of self whose environment carries the
-// jail's tag. pending reports a descendant that is in the middle of an exec,
-// whose tag cannot be read until the exec is done.
+// jail's tag. pending reports a descendant whose environment cannot be
+// read yet (environ says why).
 func (p *jailPlatform) tagged(self int) (out []int, pending bool) {
 	names, err := readDirNames("/proc")
 	if err != nil {
@@ -376,18 +376,16 @@ func (p *jailPlatform) tagged(self int) (out []int, pending bool) {
 	}
 	exact := []byte(jailEnv + "=" + p.tag + "\x00")
 	prefix := []byte(jailEnv + "=" + p.tag + "/")
+	buf := make([]byte, 64<<10)
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil || pid == self {
 			continue
 		}
-		env, execing := environ(pid)
-		if execing {
+		env, unknown := environ(pid, &buf)
+		if unknown {
 			pending = pending || descendantOf(pid, self)
 			continue
-		}
-		if len(env) == 0 {
-			continue // gone, a zombie, not ours to read, or an empty environment
 		}
 		env = append(env, 0)
 		if !bytes.Contains(env, exact) && !bytes.Contains(env, prefix) {
@@ -400,34 +398,52 @@ func (p *jailPlatform) tagged(self int) (out []int, pending bool) {
 	return out, pending
 }
 
-// environ reads a process's environment. execing reports a process whose
-// new image has no environment yet: between the kernel swapping in the new
-// address space and laying out its stack, /proc/<pid>/environ reads empty,
-// and /proc/<pid>/stat shows env_end as 0.
-func environ(pid int) (env []byte, execing bool) {
-	path := "/proc/" + strconv.Itoa(pid) + "/environ"
-	env, err := os.ReadFile(path)
+// environ reads a process's environment into buf (grown as needed).
+// pending reports that it cannot be known yet: the process is in the middle
+// of an exec (between the kernel swapping in the new image and laying out
+// its stack, /proc/<pid>/environ reads empty and stat shows env_end as 0),
+// or the read met the old image after the exec had released it.
+func environ(pid int, buf *[]byte) (env []byte, pending bool) {
+	env, err := readOnce("/proc/"+strconv.Itoa(pid)+"/environ", buf)
 	if err != nil || len(env) > 0 {
-		return env, false
+		return env, false // a process gone, exiting, or not ours to read has no tag
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return nil, false
 	}
+	// Fields from the state (field 3 of proc_pid_stat(5)) on; env_start
+	// and env_end are fields 50 and 51.
 	f := statFields(b)
-	// Fields from the state (field 3 of proc_pid_stat(5)) on; env_end is
-	// field 51.
-	const envEnd = 51 - 3
+	const envStart, envEnd = 50 - 3, 51 - 3
 	if len(f) <= envEnd || string(f[0]) == "Z" || string(f[0]) == "X" {
 		return nil, false
 	}
-	if string(f[envEnd]) == "0" {
-		return nil, true
+	start, _ := strconv.ParseUint(string(f[envStart]), 10, 64)
+	end, _ := strconv.ParseUint(string(f[envEnd]), 10, 64)
+	return nil, end == 0 || end > start // else an empty environment
+}
+
+// readOnce reads a /proc file in a single read(2): /proc/<pid>/environ
+// holds on to the process's image only for the length of one read, so a
+// process that execs between two reads would leave the environment cut
+// short, its tag (appended last) missing.
+func readOnce(path string, buf *[]byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
 	}
-	// The environment is laid out by now: the first read may have raced
-	// the end of an exec (it read the old, released image). Read again.
-	env, _ = os.ReadFile(path)
-	return env, false
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Pread(fd, *buf, 0)
+		if err != nil {
+			return nil, err
+		}
+		if n < len(*buf) {
+			return (*buf)[:n], nil
+		}
+		*buf = make([]byte, 4*len(*buf))
+	}
 }
 
 func readDirNames(dir string) ([]string, error) {

@@ -297,6 +297,13 @@ func removeCgroup(dir string) error {
 // sweep kills every descendant of the sidecar tagged with p.tag (or a
 // sub-jail's tag under it), until none is left, and reaps those that were
 // re-parented to the sidecar.
+//
+// One scan that finds nothing is not proof: a tagged process that forks
+// and exits while /proc is being read leaves a child the listing missed,
+// and one in the middle of an exec has no environment to read yet. So the
+// sweep ends only after two clean scans in a row (the second lists what
+// was born during the first), and a scan that met a descendant mid-exec is
+// not clean.
 func (p *jailPlatform) sweep() error {
 	self := os.Getpid()
 	deadline := time.Now().Add(killWait)
@@ -308,14 +315,19 @@ func (p *jailPlatform) sweep() error {
 			p.reap(self, pid, deadline)
 		}
 	}()
-	for {
-		found := p.tagged(self)
-		if len(found) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
+	clean := 0
+	for wait := time.Millisecond; ; {
+		found, pending := p.tagged(self)
+		switch {
+		case len(found) == 0 && !pending:
+			if clean++; clean == 2 {
+				return nil
+			}
+			continue
+		case time.Now().After(deadline):
 			return ErrKillTimeout
 		}
+		clean = 0
 		for _, pid := range found {
 			_ = unix.Kill(pid, unix.SIGKILL)
 		}
@@ -323,6 +335,10 @@ func (p *jailPlatform) sweep() error {
 			p.reap(self, pid, deadline)
 		}
 		killed = append(killed, found...)
+		if len(found) == 0 { // only execs under way: give them time to finish
+			time.Sleep(wait)
+			wait = min(2*wait, 20*time.Millisecond)
+		}
 	}
 }
 
@@ -351,23 +367,25 @@ func (p *jailPlatform) reap(self, pid int, deadline time.Time) {
 }
 
 // tagged lists the live descendants of self whose environment carries the
-// jail's tag.
-func (p *jailPlatform) tagged(self int) []int {
+// jail's tag. pending reports a descendant whose environment cannot be
+// read yet (environ says why).
+func (p *jailPlatform) tagged(self int) (out []int, pending bool) {
 	names, err := readDirNames("/proc")
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	exact := []byte(jailEnv + "=" + p.tag + "\x00")
 	prefix := []byte(jailEnv + "=" + p.tag + "/")
-	var out []int
+	buf := make([]byte, 64<<10)
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + n + "/environ")
-		if err != nil || len(env) == 0 {
-			continue // gone, a zombie, or not ours to read
+		env, unknown := environ(pid, &buf)
+		if unknown {
+			pending = pending || descendantOf(pid, self)
+			continue
 		}
 		env = append(env, 0)
 		if !bytes.Contains(env, exact) && !bytes.Contains(env, prefix) {
@@ -377,7 +395,55 @@ func (p *jailPlatform) tagged(self int) []int {
 			out = append(out, pid)
 		}
 	}
-	return out
+	return out, pending
+}
+
+// environ reads a process's environment into buf (grown as needed).
+// pending reports that it cannot be known yet: the process is in the middle
+// of an exec (between the kernel swapping in the new image and laying out
+// its stack, /proc/<pid>/environ reads empty and stat shows env_end as 0),
+// or the read met the old image after the exec had released it.
+func environ(pid int, buf *[]byte) (env []byte, pending bool) {
+	env, err := readOnce("/proc/"+strconv.Itoa(pid)+"/environ", buf)
+	if err != nil || len(env) > 0 {
+		return env, false // a process gone, exiting, or not ours to read has no tag
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	// Fields from the state (field 3 of proc_pid_stat(5)) on; env_start
+	// and env_end are fields 50 and 51.
+	f := statFields(b)
+	const envStart, envEnd = 50 - 3, 51 - 3
+	if len(f) <= envEnd || string(f[0]) == "Z" || string(f[0]) == "X" {
+		return nil, false
+	}
+	start, _ := strconv.ParseUint(string(f[envStart]), 10, 64)
+	end, _ := strconv.ParseUint(string(f[envEnd]), 10, 64)
+	return nil, end == 0 || end > start // else an empty environment
+}
+
+// readOnce reads a /proc file in a single read(2): /proc/<pid>/environ
+// holds on to the process's image only for the length of one read, so a
+// process that execs between two reads would leave the environment cut
+// short, its tag (appended last) missing.
+func readOnce(path string, buf *[]byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Pread(fd, *buf, 0)
+		if err != nil {
+			return nil, err
+		}
+		if n < len(*buf) {
+			return (*buf)[:n], nil
+		}
+		*buf = make([]byte, 4*len(*buf))
+	}
 }
 
 func readDirNames(dir string) ([]string, error) {
@@ -410,14 +476,20 @@ func procStat(pid int) (state string, ppid int, ok bool) {
 	if err != nil {
 		return "", 0, false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", 0, false
-	}
-	f := bytes.Fields(b[i+1:])
+	f := statFields(b)
 	if len(f) < 2 {
 		return "", 0, false
 	}
 	ppid, _ = strconv.Atoi(string(f[1]))
 	return string(f[0]), ppid, true
+}
+
+// statFields splits /proc/<pid>/stat after the command name (which may hold
+// spaces and parentheses): the state first, then the parent, and so on.
+func statFields(b []byte) [][]byte {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return bytes.Fields(b[i+1:])
 }

@@ -109,6 +109,7 @@ func TestJailSubreaper(t *testing.T) {
 
 // TestJailSparesOthers: a jail's kill does not reach a process outside it.
 func TestJailSparesOthers(t *testing.T) {
+	defer forceSubreaper.Store(false)
 	for _, force := range []bool{false, true} {
 		forceSubreaper.Store(force)
 		other := exec.Command("sleep", "999")
@@ -127,7 +128,6 @@ func TestJailSparesOthers(t *testing.T) {
 		_ = other.Process.Kill()
 		_ = other.Wait()
 	}
-	forceSubreaper.Store(false)
 }
 
 // TestJailStaleCgroups: the jail of a sidecar that died without closing it
@@ -154,5 +154,34 @@ func TestJailStaleCgroups(t *testing.T) {
 	waitDead(t, pid)
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("stale cgroup %s still there: %v", dir, err)
+	}
+}
+
+// TestJailSubreaperMidExec: a process caught between the two halves of an
+// exec (its new image has no environment yet, so no tag to read) is not
+// taken for gone. The process here does nothing but exec itself.
+func TestJailSubreaperMidExec(t *testing.T) {
+	forceSubreaper.Store(true)
+	defer forceSubreaper.Store(false)
+	const loop = `exec /bin/sh -c "$0" "$0"`
+	for range 30 {
+		j := NewJail()
+		if j.Backend() != BackendSubreaper {
+			t.Skipf("backend %s here", j.Backend())
+		}
+		cmd := exec.Command("/bin/sh", "-c", loop, loop)
+		if err := j.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		err := j.Close()
+		alive := pidAlive(cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive {
+			t.Fatalf("process %d alive after Close", cmd.Process.Pid)
+		}
 	}
 }

@@ -231,7 +231,7 @@ func (c *conn) enqueueNoWait(b []byte) bool {
 	if c.ctx.Err() != nil {
 		return false
 	}
-	if c.q.tryPush(b) {
+	if c.q.tryPushNoWait(b) {
 		return true
 	}
 	c.log.Info("client fell behind: its send queue is full; closing")

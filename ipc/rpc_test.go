@@ -67,6 +67,8 @@ func TestProtocolErrors(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":{"a":1},"method":"project.list"}`, CodeInvalidRequest, "id"},
 		{`{"jsonrpc":"2.0","id":"x","method":"project.list","params":3}`, CodeInvalidRequest, "params"},
 		{`[]`, CodeInvalidRequest, "empty batch"},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"project.list"}`, CodeInvalidRequest, "at most 256"},
+		{`{"jsonrpc":"2.0","id":"x","method":"` + strings.Repeat("m", 200) + `"}`, CodeInvalidRequest, "no method is longer"},
 		{`{"jsonrpc":"2.0","id":"x","method":"nope.nope"}`, CodeMethodNotFound, "nope.nope"},
 		{`{"jsonrpc":"2.0","id":"x","method":"session.get","params":{}}`, CodeInvalidParams, "sessionId: required"},
 		{`{"jsonrpc":"2.0","id":"x","method":"session.subscribe","params":{"sessionId":"s","afterSeq":"abc"}}`, CodeInvalidParams, "afterSeq"},

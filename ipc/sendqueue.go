@@ -9,7 +9,9 @@ import (
 // frames): a big frame and many small ones cost what they weigh, and one
 // terminal or subscription cannot take every slot. A frame larger than the
 // whole bound is still accepted when the queue is empty, so nothing is too
-// big to send.
+// big to send. Frames that must not wait (broadcasts) have noWaitHeadroom
+// bytes above the bound: a queue that streams fill up to the bound while a
+// client reads steadily still takes them.
 type sendQueue struct {
 	max int // bytes
 
@@ -32,10 +34,18 @@ func signal(ch chan struct{}) {
 	}
 }
 
+// noWaitHeadroom is what a no-wait frame may use above the bound.
+const noWaitHeadroom = 1 << 20
+
 // tryPush queues b when it fits; false when the queue is too full.
-func (q *sendQueue) tryPush(b []byte) bool {
+func (q *sendQueue) tryPush(b []byte) bool { return q.offer(b, q.max) }
+
+// tryPushNoWait is tryPush with noWaitHeadroom above the bound.
+func (q *sendQueue) tryPushNoWait(b []byte) bool { return q.offer(b, q.max+noWaitHeadroom) }
+
+func (q *sendQueue) offer(b []byte, limit int) bool {
 	q.mu.Lock()
-	if q.bytes > 0 && q.bytes+len(b) > q.max {
+	if q.bytes > 0 && q.bytes+len(b) > limit {
 		q.mu.Unlock()
 		return false
 	}

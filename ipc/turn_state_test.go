@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,4 +68,22 @@ func TestRetryOnlyAfterRetriableError(t *testing.T) {
 	var we *client.Error
 	require.ErrorAs(t, err, &we)
 	require.Contains(t, we.Message, "retriable")
+}
+
+// TestTurnTextLimits: turn.start and turn.steer texts over MaxTurnText are
+// refused with -32602 naming text, and nothing is recorded.
+func TestTurnTextLimits(t *testing.T) {
+	ts := startServer(t)
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	big := strings.Repeat("x", MaxTurnText+1)
+	for _, m := range []string{"turn.start", "turn.steer"} {
+		err := c.Call(tctx(t), m, map[string]string{"sessionId": sid, "text": big}, nil)
+		require.Equal(t, client.CodeInvalidParams, client.Code(err), m)
+		require.Contains(t, err.Error(), "text", m)
+		require.Less(t, len(err.Error()), 1024, "the error does not echo the text")
+	}
+	last, err := ts.st.LastSeq(tctx(t), sid)
+	require.NoError(t, err)
+	require.Zero(t, last, "nothing recorded")
 }

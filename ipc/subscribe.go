@@ -154,7 +154,7 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 				if le.seq <= last {
 					continue
 				}
-				if !sub.c.enqueue(le.frame) {
+				if !sub.enqueue(le.frame) {
 					return
 				}
 				last = le.seq
@@ -170,7 +170,14 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 }
 
 func (sub *subscription) send(ev store.Event) bool {
-	return sub.c.enqueue(eventFrame(ev))
+	return sub.enqueue(eventFrame(ev))
+}
+
+// enqueue queues a frame on the connection, waiting for room until the
+// subscription ends (not only the connection): a fence never waits on a
+// pump stuck behind a full queue.
+func (sub *subscription) enqueue(b []byte) bool {
+	return sub.c.q.push(sub.ctx, b)
 }
 
 func (sub *subscription) notifyDropped(last int64, reason string) {

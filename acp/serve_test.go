@@ -14,9 +14,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/store"
 )
 

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // BenchmarkToolRound measures the engine's own overhead per tool round: a

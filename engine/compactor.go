@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/zqagent/sidecar/engine/compaction"
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // compactor adapts a compaction.Manager to the engine: its steps become

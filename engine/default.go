@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
@@ -27,6 +26,7 @@ import (
 	"github.com/zqagent/sidecar/tools/terminaltools"
 	"github.com/zqagent/sidecar/tools/todo"
 	"github.com/zqagent/sidecar/tools/web"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // DefaultOptions are the seed's CreateEngineOpts.

@@ -22,5 +22,5 @@
 // through the per-engine Approver and Interactor. Options' context-window
 // settings configure the default compactor (NewCompactor); NewDefault adds
 // the builtin tools and, with DefaultOptions.VCS, per-turn git snapshots
-// (engine/vcs, through NewVCSHook).
+// (vcs, through NewVCSHook).
 package engine

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/zqagent/sidecar/engine/compaction"
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/interact"
 )

@@ -17,9 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/interact"

@@ -3,7 +3,7 @@ package engine
 import (
 	"encoding/json"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // EventType names an event of seed §9.2.

@@ -7,7 +7,7 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Run runs one user turn and yields its events in order. The engine makes no

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm/openai"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 )

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 )
 

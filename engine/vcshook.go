@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // VCSHookTimeout bounds one snapshot taken from a VCS hook callback.

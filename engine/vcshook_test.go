@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 func vcsTemp(t *testing.T) string {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestLeaf keeps the package a leaf: tools/git, tools/shell and engine/vcs
+// TestLeaf keeps the package a leaf: tools/git, tools/shell and vcs
 // all import it, so it imports only the standard library.
 func TestLeaf(t *testing.T) {
 	names, err := os.ReadDir(".")

@@ -1,5 +1,5 @@
 // Package gitenv owns the environment of every git the sidecar runs without
-// a user's approval: snapshots and restore (engine/vcs), the git tools
+// a user's approval: snapshots and restore (vcs), the git tools
 // (tools/git) and auto-allowed run_shell commands (tools/shell).
 //
 // Such a git is inert: repository-controlled execution is off. The

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // slowConn reads at most step bytes, then pauses: a slow but steady reader.

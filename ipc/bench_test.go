@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // BenchmarkDeltaEventsInProcess measures delta events per second from the

@@ -2,8 +2,8 @@ package ipc
 
 import (
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/tools/web"

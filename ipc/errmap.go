@@ -2,15 +2,15 @@ package ipc
 
 import (
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/netproxy"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 	"github.com/zqagent/sidecar/tools"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 type errCode struct {

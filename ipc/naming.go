@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm/openai"
+	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/store"
 )
 

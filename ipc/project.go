@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 func (s *Server) projectRoutes() map[string]handler {

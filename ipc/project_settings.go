@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // ProjectSettings are a project's own settings, stored in the database

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/openai"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/openai"
+	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/openai"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/store"
 )
 

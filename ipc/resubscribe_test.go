@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // TestResubscribeNeverDuplicates: re-subscribing on one connection from

@@ -9,8 +9,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 var netListen = net.Listen

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 func toolFinished(t *testing.T, evs []client.Event) (status string) {

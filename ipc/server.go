@@ -14,8 +14,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )

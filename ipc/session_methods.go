@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 func (s *Server) sessionRoutes() map[string]handler {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // A subscriber that does not drain is dropped once its buffer fills; the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // TestSpilledToolResultReadBack: with TOOL_RESULT_DIR set, a result over

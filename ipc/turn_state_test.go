@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm/scripted"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/llm/scripted"
 )
 
 // TestInterruptBeforeEngineLoads: turn.interrupt right after turn.start,

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/vcs"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // DefaultVCSMode is the change tracking of a project that names none: auto

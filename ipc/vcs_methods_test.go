@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine/llm"
-	"github.com/zqagent/sidecar/engine/llm/scripted"
-	"github.com/zqagent/sidecar/engine/vcs"
+	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 func writeCall(id, path, content string) scripted.Response {

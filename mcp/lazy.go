@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 )
 

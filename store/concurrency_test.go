@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 
 	"github.com/stretchr/testify/require"
 )

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // EventInput is an event to append. The store assigns its seq.

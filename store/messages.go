@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // marshalHistory encodes each message without its inline attachments: only

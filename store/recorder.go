@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Recorder plugs the store into the engine: the host feeds it every event

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // SessionState is a consistent view of a session (what session.get

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools/confine"
 
 	"github.com/stretchr/testify/assert"

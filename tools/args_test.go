@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 func TestDecodeArgs(t *testing.T) {

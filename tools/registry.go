@@ -26,7 +26,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Risk is the seed's riskLevel: how much harm a call can do.

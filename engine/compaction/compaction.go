@@ -34,8 +34,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/models"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Defaults of seed §14.1.

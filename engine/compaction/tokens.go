@@ -6,8 +6,8 @@ import (
 
 	"github.com/tiktoken-go/tokenizer/codec"
 
-	"github.com/zqagent/sidecar/engine/llm"
 	"github.com/zqagent/sidecar/engine/models"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Token accounting. Current OpenAI models are counted with their real BPE

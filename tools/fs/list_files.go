@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"

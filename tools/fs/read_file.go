@@ -14,7 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 )
 

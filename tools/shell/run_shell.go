@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 
 	"github.com/stretchr/testify/require"
 )

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 
 	"github.com/stretchr/testify/require"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // DefaultChunkSize is how many runes each streamed delta carries.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // errStopped: the consumer stopped iterating; nothing more is yielded.

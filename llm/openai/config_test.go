@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 
 	"github.com/stretchr/testify/require"
 )

@@ -15,7 +15,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // maxEmptyLines is how many non-data SSE lines may come in a row.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 func FuzzCallAssembler(f *testing.F) {

@@ -1,7 +1,7 @@
 // Package llm holds the provider contract shared by the engine and every model
 // provider: chat messages, tool calls, tool schemas, stream chunks and the
 // Provider interface itself. It is a leaf package: it imports nothing of the
-// project, so providers (engine/llm/openai, engine/llm/scripted) and the engine
+// project, so providers (llm/openai, llm/scripted) and the engine
 // can both depend on it without cycles.
 //
 // Concurrency: the types are plain values. A Provider must be safe for

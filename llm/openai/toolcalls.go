@@ -3,7 +3,7 @@ package openai
 import (
 	"fmt"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // callDelta is one fragment of a streamed tool call, as Chat Completions sends

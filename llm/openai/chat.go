@@ -9,7 +9,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // chatRequest translates a request to Chat Completions.

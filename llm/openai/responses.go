@@ -9,7 +9,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Responses API input items the SDK has no type for.

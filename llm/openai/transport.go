@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/netproxy"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // Demo pacing: small deltas with a short pause, so the UI looks alive.

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // ExhaustedText is streamed when a script has no response left.

@@ -12,7 +12,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/netproxy"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/zqagent/sidecar/engine/llm"
+	"github.com/zqagent/sidecar/llm"
 )
 
 // auditRecord is one request's audit file.

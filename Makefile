@@ -17,7 +17,7 @@ PLATFORMS   ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 MAX_BYTES   ?= 26214400
 GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
 
-.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench fuzz dist clean
+.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench bench-sidecar fuzz dist clean
 
 all: build
 
@@ -64,11 +64,22 @@ cross:
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./...
 
-## bench: the figures in the README (cold start, RSS, events/s, tool
-## rounds, store, grep vs rg, terminals, compaction ...).
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./... | tee bench.out
+## bench: the figures in the README. First the sidecar as a shell sees it
+## (cmd/zqbench: the real binary over its WebSocket with a local fake model;
+## CPU and heap profiles of the streaming and long-session runs go to
+## $(PROFILES), their top entries to bench.out), then the packages' Go
+## benchmarks (store, grep vs rg, terminals, compaction ...).
+## make bench BENCH_RUNS=3 for fewer runs; make bench-sidecar for the first part only.
+PROFILES    ?= bench-profiles
+BENCH_RUNS  ?= 5
+bench: bench-sidecar
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./... | tee -a bench.out
 	tools/search/bench_rg.sh 3 | tee -a bench.out
+
+bench-sidecar: build
+	$(GO) build -o $(BIN)/zqbench ./cmd/zqbench
+	$(BIN)/zqbench --sidecar $(BIN)/sidecar --runs $(BENCH_RUNS) --profile-dir $(PROFILES) | tee bench.out
+	@for p in $(PROFILES)/*.pprof; do echo "== $$p"; $(GO) tool pprof -top -nodecount 20 $(BIN)/sidecar $$p 2>/dev/null | sed -n '/flat%/,$$p'; done | tee -a bench.out
 
 ## fuzz: run each fuzz target briefly.
 fuzz:
@@ -80,4 +91,4 @@ dist:
 	VERSION='$(VERSION)' DIST='$(DIST)' PLATFORMS='$(PLATFORMS)' MAX_BYTES='$(MAX_BYTES)' GO='$(GO)' scripts/dist.sh
 
 clean:
-	rm -rf $(BIN) $(DIST) bench.out
+	rm -rf $(BIN) $(DIST) bench.out $(PROFILES)

@@ -14,6 +14,8 @@ var envHelp = [][2]string{
 	{"ZQAGENT_MODEL", "the model of the default profile (else OPENAI_MODEL)"},
 	{"ZQAGENT_AUDIT_LOG_DIR", "same as --audit-log-dir"},
 	{"ZQAGENT_MCP_LAZY", "1 or 0: force MCP lazy tool loading on or off (default: on when the tools are large)"},
+	{"ZQAGENT_CPUPROFILE", "write a CPU profile of the whole run to this file (make bench)"},
+	{"ZQAGENT_HEAPPROFILE", "write a heap profile to this file when the exit is requested (make bench)"},
 	{"OPENAI_API_KEY", "the default profile's API key (<PROFILE>_API_KEY for other profiles; removed at start); the keychain wins; prefer --secrets-stdin"},
 	{"OPENAI_BASE_URL", "an OpenAI-compatible endpoint (default https://api.openai.com/v1)"},
 	{"OPENAI_MODEL", "the default model"},

@@ -117,6 +117,8 @@ func run(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	slog.SetDefault(log)
+	prof := startProfiles(log)
+	defer prof.stopCPU()
 	sec, err := takeSecrets(log, cfg.secretsStdin, os.Stdin)
 	if err != nil {
 		return err
@@ -198,6 +200,7 @@ func run(args []string) error {
 	case err := <-served:
 		log.Error("server stopped", "err", err)
 	}
+	prof.writeHeap()
 	cctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Close(cctx); err != nil {

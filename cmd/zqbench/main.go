@@ -1,0 +1,102 @@
+// Command zqbench is `make bench`'s driver: it spawns the real sidecar
+// binary, talks to it over its WebSocket like a desktop shell, points it at
+// a local fake OpenAI-compatible model (fakemodel.go) and prints one table
+// of the figures of issue 17: spawn → ready line, idle RSS, first vs second
+// chat turn, streaming deltas/s and CPU per delta, RSS and per-turn time
+// over a long session, and the server CPU of a 20-round tool turn. Server
+// CPU is read from /proc (Linux only).
+//
+// With --profile-dir, the streaming and long-session runs also write the
+// sidecar's CPU and heap profiles there (ZQAGENT_CPUPROFILE,
+// ZQAGENT_HEAPPROFILE).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+type config struct {
+	bin        string
+	runs       int
+	deltas     int
+	turns      int
+	rounds     int
+	idleWait   time.Duration
+	profileDir string
+	only       string
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.bin, "sidecar", "bin/sidecar", "the sidecar binary")
+	flag.IntVar(&c.runs, "runs", 5, "runs of each figure (the table shows medians)")
+	flag.IntVar(&c.deltas, "deltas", 20000, "deltas of the streaming turn")
+	flag.IntVar(&c.turns, "turns", 1000, "turns of the long session")
+	flag.IntVar(&c.rounds, "rounds", 20, "tool rounds of the tool turn")
+	flag.DurationVar(&c.idleWait, "idle-wait", 5*time.Second, "wait before reading the idle RSS")
+	flag.StringVar(&c.profileDir, "profile-dir", "", "write CPU and heap profiles of the streaming and long-session runs here")
+	flag.StringVar(&c.only, "only", "", "run one figure only: start, idle, turns, tools, stream or long")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "zqbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config) error {
+	if runtime.GOOS != "linux" {
+		return errors.New("zqbench reads /proc: Linux only")
+	}
+	if _, err := os.Stat(c.bin); err != nil {
+		return fmt.Errorf("sidecar binary: %w (make build)", err)
+	}
+	work, err := os.MkdirTemp("", "zqbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if c.profileDir != "" {
+		if c.profileDir, err = filepath.Abs(c.profileDir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(c.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
+	m := newFakeModel()
+	defer m.Close()
+	b := &bench{cfg: c, work: work, model: m}
+	t := &table{}
+	figures := []struct {
+		name string
+		fn   func(context.Context, *table) error
+	}{
+		{"start", b.start},
+		{"idle", b.idle},
+		{"turns", b.turns},
+		{"tools", b.tools},
+		{"stream", b.stream},
+		{"long", b.long},
+	}
+	for _, f := range figures {
+		if c.only != "" && c.only != f.name {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		err := f.fn(ctx, t)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	fmt.Printf("\nzqbench: %s, %d CPUs, %d runs per figure (medians)\n\n", c.bin, runtime.NumCPU(), c.runs)
+	t.print(os.Stdout)
+	return nil
+}

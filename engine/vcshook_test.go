@@ -32,11 +32,13 @@ func TestVCSHookRecordsTurns(t *testing.T) {
 	}
 
 	h.OnTurnStart("make a file")
+	h.OnToolStarted("write_file") // the workspace changes only through tools
 	write("made\n")
 	h.OnTurnEnd("completed", 3, []string{"made.txt"})
 	h.OnTurnStart("just look")
 	h.OnTurnEnd("completed", 1, nil)
 	h.OnTurnStart("stop")
+	h.OnToolStarted("write_file")
 	write("changed\n")
 	h.OnTurnEnd("interrupted", 1, nil)
 

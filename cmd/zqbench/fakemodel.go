@@ -34,6 +34,26 @@ func newFakeModel() *fakeModel {
 	return f
 }
 
+// requestAfter returns when the first request after t arrived (zero when
+// none did).
+func (f *fakeModel) requestAfter(t time.Time) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.requests {
+		if r.After(t) {
+			return r
+		}
+	}
+	return time.Time{}
+}
+
+// reset forgets the recorded requests.
+func (f *fakeModel) reset() {
+	f.mu.Lock()
+	f.requests = nil
+	f.mu.Unlock()
+}
+
 func (f *fakeModel) URL() string { return f.srv.URL + "/v1" }
 
 func (f *fakeModel) Close() { f.srv.Close() }

@@ -77,16 +77,21 @@ func (b *bench) idle(ctx context.Context, t *table) error {
 // turns: the first and second chat turn of a fresh process.
 func (b *bench) turns(ctx context.Context, t *table) error {
 	var cpu1, cpu2, wall1, wall2, req1, req2 []time.Duration
-	for range b.cfg.runs {
-		p, proj, err := b.fresh(ctx)
+	for i := range b.cfg.runs {
+		var env []string
+		if i == 0 {
+			env = b.profileEnv("turns")
+		}
+		p, proj, err := b.fresh(ctx, env...)
 		if err != nil {
 			return err
 		}
-		s, err := openSession(ctx, p, proj)
+		s, err := openSession(ctx, p, b.model, proj)
 		if err != nil {
 			p.stop()
 			return err
 		}
+		b.model.reset()
 		first, err := s.turn(ctx, "short", false)
 		if err != nil {
 			p.stop()
@@ -103,7 +108,7 @@ func (b *bench) turns(ctx context.Context, t *table) error {
 	}
 	t.add("first chat turn: server CPU / wall", ms(median(cpu1))+" / "+ms(median(wall1)), "within 10 ms of the second")
 	t.add("second chat turn: server CPU / wall", ms(median(cpu2))+" / "+ms(median(wall2)), "")
-	t.add("turn_start → llm_request, first / second turn", ms(median(req1))+" / "+ms(median(req2)), "")
+	t.add("turn.start → model request, first / second turn", ms(median(req1))+" / "+ms(median(req2)), "")
 	return nil
 }
 
@@ -111,12 +116,16 @@ func (b *bench) turns(ctx context.Context, t *table) error {
 func (b *bench) tools(ctx context.Context, t *table) error {
 	var cpu, wall []time.Duration
 	var peak []float64
-	for range b.cfg.runs {
-		p, proj, err := b.fresh(ctx)
+	for i := range b.cfg.runs {
+		var env []string
+		if i == 0 {
+			env = b.profileEnv("tools")
+		}
+		p, proj, err := b.fresh(ctx, env...)
 		if err != nil {
 			return err
 		}
-		s, err := openSession(ctx, p, proj)
+		s, err := openSession(ctx, p, b.model, proj)
 		if err != nil {
 			p.stop()
 			return err
@@ -156,7 +165,7 @@ func (b *bench) stream(ctx context.Context, t *table) error {
 		if err != nil {
 			return err
 		}
-		s, err := openSession(ctx, p, proj)
+		s, err := openSession(ctx, p, b.model, proj)
 		if err != nil {
 			p.stop()
 			return err
@@ -192,7 +201,7 @@ func (b *bench) long(ctx context.Context, t *table) error {
 		return err
 	}
 	defer p.stop()
-	s, err := openSession(ctx, p, proj)
+	s, err := openSession(ctx, p, b.model, proj)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func main() {
 	flag.IntVar(&c.turns, "turns", 1000, "turns of the long session")
 	flag.IntVar(&c.rounds, "rounds", 20, "tool rounds of the tool turn")
 	flag.DurationVar(&c.idleWait, "idle-wait", 5*time.Second, "wait before reading the idle RSS")
-	flag.StringVar(&c.profileDir, "profile-dir", "", "write CPU and heap profiles of the streaming and long-session runs here")
+	flag.StringVar(&c.profileDir, "profile-dir", "", "write CPU and heap profiles of the first run of the turns, tools, streaming and long-session figures here")
 	flag.StringVar(&c.only, "only", "", "run one figure only: start, idle, turns, tools, stream or long")
 	flag.Parse()
 	if err := run(c); err != nil {

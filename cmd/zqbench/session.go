@@ -43,11 +43,12 @@ func newProject(dir string) error {
 // session is one subscribed session of a sidecar.
 type session struct {
 	p   *sidecar
+	m   *fakeModel
 	id  string
 	seq int64 // last seq seen
 }
 
-func openSession(ctx context.Context, p *sidecar, projDir string) (*session, error) {
+func openSession(ctx context.Context, p *sidecar, m *fakeModel, projDir string) (*session, error) {
 	pid, err := p.c.OpenProject(ctx, projDir)
 	if err != nil {
 		return nil, fmt.Errorf("project.open: %w", err)
@@ -61,13 +62,13 @@ func openSession(ctx context.Context, p *sidecar, projDir string) (*session, err
 	if err != nil {
 		return nil, fmt.Errorf("session.subscribe: %w", err)
 	}
-	return &session{p: p, id: sid, seq: res.LastSeq}, nil
+	return &session{p: p, m: m, id: sid, seq: res.LastSeq}, nil
 }
 
 // turnStats is what one turn looked like from the client.
 type turnStats struct {
 	wall       time.Duration // turn.start sent → turn_end received
-	toRequest  time.Duration // turn_start received → first llm_request received
+	toRequest  time.Duration // turn.start sent → the model's first request arrived
 	streaming  time.Duration // first assistant_delta → last assistant_delta received
 	cpu        time.Duration // server CPU over the turn
 	deltas     int           // assistant_delta events received
@@ -97,7 +98,7 @@ func (s *session) turn(ctx context.Context, text string, keepText bool) (turnSta
 		return st, fmt.Errorf("turn.start: %w", err)
 	}
 	var sb strings.Builder
-	var started, firstDelta, lastDelta time.Time
+	var firstDelta, lastDelta time.Time
 	for {
 		var n client.Notification
 		select {
@@ -133,12 +134,6 @@ func (s *session) turn(ctx context.Context, text string, keepText bool) (turnSta
 		}
 		s.seq = ev.Seq
 		switch ev.Type {
-		case "turn_start":
-			started = now
-		case "llm_request":
-			if st.toRequest == 0 && !started.IsZero() {
-				st.toRequest = now.Sub(started)
-			}
 		case "assistant_delta":
 			if firstDelta.IsZero() {
 				firstDelta = now
@@ -152,6 +147,9 @@ func (s *session) turn(ctx context.Context, text string, keepText bool) (turnSta
 			st.iterations++
 		case "turn_end":
 			st.wall = now.Sub(start)
+			if r := s.m.requestAfter(start); !r.IsZero() {
+				st.toRequest = r.Sub(start)
+			}
 			st.cpu = s.p.cpu() - cpu0
 			st.status = ev.Data.Status
 			st.streaming = lastDelta.Sub(firstDelta)

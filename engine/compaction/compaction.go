@@ -279,7 +279,13 @@ var ErrNoProvider = errors.New("compaction needs a provider for the summary")
 // reached or req.Force is set.
 func (m *Manager) Compact(ctx context.Context, req Request, obs Observer) ([]llm.Message, error) {
 	window, hard, soft := m.Thresholds(req.Model)
-	tokens, estimated := m.Count(req)
+	tokens, estimated, bounded := 0, false, false
+	if !req.Force {
+		tokens, estimated, bounded = m.boundedCount(req, soft)
+	}
+	if !bounded {
+		tokens, estimated = m.Count(req)
+	}
 	m.mu.Lock()
 	m.state.ContextWindow, m.state.HardTokens, m.state.SoftTokens = window, hard, soft
 	m.state.LastTokens, m.state.LastEstimated = tokens, estimated

@@ -80,7 +80,11 @@ func validKind(k string) bool {
 	return k == KindApproval || k == KindQuestion || k == KindPlan || k == KindDirectory
 }
 
-func prepareEvent(in EventInput) (preparedEvent, error) {
+func prepareEvent(in EventInput) (preparedEvent, error) { return prepareEventWith(in, nil, "") }
+
+// prepareEventWith is prepareEvent encoding a history with the session's
+// entry of cache (nil: no cache).
+func prepareEventWith(in EventInput, cache *historyCache, sessionID string) (preparedEvent, error) {
 	if in.Type == "" {
 		return preparedEvent{}, fmt.Errorf("%w: event without a type", ErrInvalid)
 	}
@@ -105,7 +109,13 @@ func prepareEvent(in EventInput) (preparedEvent, error) {
 	}
 	pe := preparedEvent{EventInput: in, timeMS: in.Time.UnixMilli()}
 	if in.History != nil {
-		h, err := marshalHistory(in.History)
+		var h [][]byte
+		var err error
+		if cache != nil {
+			h, err = cache.encode(sessionID, in.History)
+		} else {
+			h, err = marshalHistory(in.History)
+		}
 		if err != nil {
 			return preparedEvent{}, err
 		}
@@ -123,7 +133,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, evs ...EventInput)
 	}
 	pes := make([]preparedEvent, len(evs))
 	for i, in := range evs {
-		pe, err := prepareEvent(in)
+		pe, err := prepareEventWith(in, &s.hist, sessionID)
 		if err != nil {
 			return nil, fmt.Errorf("append: %w", err)
 		}
@@ -156,7 +166,7 @@ func (s *Store) Append(ctx context.Context, sessionID string, evs ...EventInput)
 // When the store is closed or ev is invalid, done is called at once on the
 // caller's goroutine.
 func (s *Store) Enqueue(sessionID string, ev EventInput, done func(Event, error)) {
-	pe, err := prepareEvent(ev)
+	pe, err := prepareEventWith(ev, &s.hist, sessionID)
 	if err != nil {
 		if done != nil {
 			done(Event{}, fmt.Errorf("enqueue: %w", err))

@@ -15,13 +15,22 @@ func marshalHistory(h []llm.Message) ([][]byte, error) {
 	out := make([][]byte, len(h))
 	for i, m := range h {
 		m.Attachments = nil
-		b, err := json.Marshal(m)
+		b, err := marshalMessage(i, m)
 		if err != nil {
-			return nil, fmt.Errorf("%w: history message %d: %v", ErrInvalid, i, err)
+			return nil, err
 		}
 		out[i] = b
 	}
 	return out, nil
+}
+
+// marshalMessage encodes history message i (its Attachments cleared).
+func marshalMessage(i int, m llm.Message) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: history message %d: %v", ErrInvalid, i, err)
+	}
+	return b, nil
 }
 
 // checkpoint replaces the stored history with msgs, writing only the

@@ -67,6 +67,7 @@ type Store struct {
 	wdb  *sql.DB  // one connection, used only by the writer goroutine
 	rdb  *sql.DB  // read-only pool
 	w    *writer
+	hist historyCache // encoded checkpoints, per session
 
 	// mu guards closed. Senders to w.ops hold it for reading while they send,
 	// so Close (which takes it for writing) never closes the queue under them.

@@ -223,6 +223,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		t.forget(id)
 		return nil
 	})
+	s.hist.forget(id)
 	if err != nil {
 		return fmt.Errorf("delete session: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -547,4 +548,28 @@ func TestBoundedQueue(t *testing.T) {
 	evs := allEvents(t, s, ss.ID)
 	require.Len(t, evs, 1)
 	require.Equal(t, "queued", evs[0].Type)
+}
+
+// A checkpoint encodes only what changed, and what it stores is the same
+// as without the cache, whatever changed: an appended message, a message
+// rewritten in place (compaction), a shorter history.
+func TestCheckpointCacheStoresTheSameHistory(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	sid := newSession(t, s).ID
+	h := []llm.Message{{Role: llm.RoleUser, Content: "one"}, {Role: llm.RoleAssistant, Content: "two", ToolCalls: []llm.ToolCall{{ID: "c", Name: "read_file", Arguments: `{"path":"a"}`}}}}
+	steps := [][]llm.Message{
+		h,
+		append(slices.Clone(h), llm.Message{Role: llm.RoleTool, ToolCallID: "c", Content: "three"}),
+		{{Role: llm.RoleUser, Content: "summary", Notice: "compaction"}, h[1]},
+		{h[1]},
+		{{Role: llm.RoleAssistant, Content: "two", ToolCalls: []llm.ToolCall{{ID: "c", Name: "read_file", Arguments: `{"path":"b"}`}}}},
+	}
+	for i, want := range steps {
+		_, err := s.Append(ctx, sid, EventInput{Type: "iteration_end", History: want})
+		require.NoError(t, err)
+		got, err := s.Messages(ctx, sid)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "step %d", i)
+	}
 }

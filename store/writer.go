@@ -13,13 +13,16 @@ import (
 )
 
 // op is one queued write. Exactly one of evs (an event append for
-// sessionID), fn (a transaction body) or raw (a statement that must run
-// outside a transaction, such as VACUUM) is set; none is a flush marker.
+// sessionID; or seal, which makes evs when the op is first applied), fn (a
+// transaction body) or raw (a statement that must run outside a
+// transaction, such as VACUUM) is set; none is a flush marker.
 type op struct {
 	sessionID string
 	evs       []preparedEvent
 	fn        func(t *wtx) error
 	raw       func(ctx context.Context, c *sql.Conn) error
+	seal      func() EventInput // EnqueueSealed: evs is made from it when first applied
+	sealErr   error             // why seal's event was refused
 	done      func(evs []Event, err error)
 
 	res []Event // written by the writer goroutine only
@@ -215,6 +218,11 @@ func (t *wtx) apply(o *op) (err error) {
 			o.err, o.res, err = rf.err, nil, nil
 		}
 	}()
+	if o.seal != nil || o.sealErr != nil {
+		if err := o.sealNow(); err != nil {
+			return refuse(err)
+		}
+	}
 	switch {
 	case o.evs != nil:
 		o.res, err = t.appendEvents(o.sessionID, o.evs)

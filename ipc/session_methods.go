@@ -359,6 +359,7 @@ func (h *sessionHost) recordSessionEvent(ev engine.Event) {
 	if err != nil {
 		return
 	}
+	h.deltas.cut()
 	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 }
 

@@ -59,6 +59,7 @@ type sessionHost struct {
 	id        string
 	projectID string
 	rec       *store.Recorder
+	deltas    deltaCoalescer // merges a stream's deltas (has its own lock)
 
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check
@@ -289,6 +290,10 @@ func (h *sessionHost) answeredBefore(ev engine.Event) bool {
 
 // record hands an event to the store; it is broadcast after the commit.
 func (h *sessionHost) record(eng *engine.Engine, ev engine.Event) {
+	if h.deltas.add(h.rec, ev, func(seal func() store.EventInput) { h.s.opts.Store.EnqueueSealed(h.id, seal, h.committedEvent) }) {
+		return
+	}
+	h.deltas.cut()
 	in, err := eventInput(h.rec, ev, eng.Messages)
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
@@ -327,6 +332,7 @@ func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 			continue
 		}
 		in.TurnID = turnID
+		h.deltas.cut()
 		h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 	}
 }

@@ -36,5 +36,6 @@ func (sh subagentHook) Observe(ev engine.Event) {
 	sh.h.mu.Lock()
 	in.TurnID = sh.h.current
 	sh.h.mu.Unlock()
+	sh.h.deltas.cut()
 	sh.h.s.opts.Store.Enqueue(sh.h.id, in, sh.h.committedEvent)
 }

@@ -280,6 +280,7 @@ func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error)
 		if ev.Type == engine.EventTurnEnd {
 			in.ClosePending = true // its requests are no longer answerable
 		}
+		h.deltas.cut()
 		s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 	}
 	if err := s.opts.Store.Flush(ctx); err != nil {

@@ -89,7 +89,12 @@ func runACP(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	peerToken, unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port)
+	peerToken, err := newPeerToken(cfg.dataDir)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken)
 	if err != nil {
 		ln.Close()
 		return err

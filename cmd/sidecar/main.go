@@ -146,12 +146,11 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	peerToken, unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port)
+	peerToken, err := newPeerToken(cfg.dataDir)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	defer unpublish()
 	terms := terminal.NewManager(terminal.Options{Logger: log})
 	kr := keychain.New(cfg.keyringService)
 	kr.SetStartKeys(sec.keys, sec.env)
@@ -184,6 +183,13 @@ func run(args []string) error {
 	}
 	// Nothing but the ready line ever goes to stdout.
 	os.Stdout = os.Stderr
+	unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken)
+	if err != nil {
+		// The shell is served; only sidecar acp cannot join this process.
+		log.Error("publish the endpoint for sidecar acp", "err", err)
+	} else {
+		defer unpublish()
+	}
 
 	stdinEOF := make(chan struct{})
 	go func() {

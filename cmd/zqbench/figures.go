@@ -25,7 +25,7 @@ func (b *bench) fresh(ctx context.Context, env ...string) (*sidecar, string, err
 	if err := newProject(proj); err != nil {
 		return nil, "", err
 	}
-	p, err := spawn(ctx, b.cfg.bin, spawnOpts{dataDir: filepath.Join(dir, "data"), modelURL: b.model.URL(), env: env})
+	p, err := spawn(ctx, b.cfg.bin, spawnOpts{dataDir: filepath.Join(dir, "data"), modelURL: b.model.URL(), env: append(env, b.cfg.env...)})
 	return p, proj, err
 }
 

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -31,7 +32,14 @@ type config struct {
 	idleWait   time.Duration
 	profileDir string
 	only       string
+	env        envList
 }
+
+// envList is a repeatable --env flag.
+type envList []string
+
+func (l *envList) String() string     { return strings.Join(*l, " ") }
+func (l *envList) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
 	var c config
@@ -43,6 +51,7 @@ func main() {
 	flag.DurationVar(&c.idleWait, "idle-wait", 5*time.Second, "wait before reading the idle RSS")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "write CPU and heap profiles of the first run of the turns, tools, streaming and long-session figures here")
 	flag.StringVar(&c.only, "only", "", "run one figure only: start, idle, turns, tools, stream or long")
+	flag.Var(&c.env, "env", "K=V added to every sidecar's environment (repeatable), e.g. GODEBUG=gctrace=1")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "zqbench:", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -17,7 +18,7 @@ func TestEventFrameMatchesEncoder(t *testing.T) {
 		{SessionID: "s3", Seq: 3, TurnID: "t", Type: "turn_end", Time: time.Unix(2, 5).UTC()},
 	}
 	for _, ev := range evs {
-		want, err := encodeNotification("session.event", ev)
+		want, err := wsrpc.EncodeNotification("session.event", ev)
 		require.NoError(t, err)
 		got := eventFrame(ev)
 		require.True(t, json.Valid(got), string(got))

@@ -238,13 +238,13 @@ func (s *Server) broadcast(method string, params any) {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
-		if c.initialized.Load() {
+		if c.Initialized() {
 			conns = append(conns, c)
 		}
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.notifyNoWait(method, params) // a broadcast never waits on a slow connection
+		c.NotifyNoWait(method, params) // a broadcast never waits on a slow connection
 	}
 }
 

@@ -8,21 +8,15 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
-
-// MaxFrame is the largest frame a client may send: 4 attachments of 10 MB in
-// base64 plus text. A larger frame closes the connection with 1009.
-const MaxFrame = 56 << 20
 
 // ProtocolVersion is the wire protocol version of the ready line and of
 // initialize.
@@ -33,7 +27,6 @@ const (
 	DefaultSendQueueBytes   = 16 << 20
 	DefaultSubscriberBuffer = 16384
 	DefaultWriteTimeout     = 10 * time.Second
-	maxInFlight             = 64 // concurrent requests per connection
 )
 
 // Options configure a Server.
@@ -100,11 +93,9 @@ type Options struct {
 // Server is the WebSocket JSON-RPC server. Create it with New, serve with
 // Serve, stop with Close.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	token  string
-	port   atomic.Int32
-	routes map[string]handler // immutable after New
+	opts Options
+	log  *slog.Logger
+	rpc  *wsrpc.Endpoint // the transport: upgrade checks, method table, connection limits
 
 	ctx    context.Context // the server's lifetime; turns run under it
 	cancel context.CancelFunc
@@ -115,7 +106,6 @@ type Server struct {
 	wg       sync.WaitGroup // connections, session runners
 
 	shutdownOnce sync.Once
-	lastRelease  atomic.Int64 // unix ns of the last releaseMemory
 	providers    *providerSource
 	models       modelsCache // models.list answers, per provider profile
 
@@ -161,7 +151,6 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:         opts,
 		log:          opts.Logger,
-		token:        opts.Token,
 		ctx:          ctx,
 		cancel:       cancel,
 		conns:        map[*conn]struct{}{},
@@ -176,7 +165,18 @@ func New(opts Options) (*Server, error) {
 		cancel()
 		return nil, err
 	}
-	s.routes = routes
+	s.rpc = &wsrpc.Endpoint{
+		Token:          opts.Token,
+		PeerToken:      opts.PeerToken,
+		AllowOrigins:   opts.AllowOrigins,
+		Context:        ctx,
+		Methods:        routes,
+		Gate:           "initialize",
+		ErrorCodes:     hostedErrorCodes,
+		SendQueueBytes: opts.SendQueueBytes,
+		WriteTimeout:   opts.WriteTimeout,
+		Log:            opts.Logger,
+	}
 	return s, nil
 }
 
@@ -187,21 +187,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	if !ok || !addr.IP.IsLoopback() {
 		return fmt.Errorf("serve: %w: listener %s is not a loopback TCP address", ErrForbidden, ln.Addr())
 	}
-	s.port.Store(int32(addr.Port))
+	s.rpc.SetPort(addr.Port)
 	mux := http.NewServeMux()
 	mux.Handle("/rpc", s)
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		// Each connection counts what its socket accepted (the stall watch).
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if pc, ok := c.(*progressConn); ok {
-				return context.WithValue(ctx, progressKey{}, pc)
-			}
-			return ctx
-		},
-	}
+	hs := s.rpc.HTTPServer(mux)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -210,7 +199,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.httpSrv = hs
 	s.mu.Unlock()
-	err := hs.Serve(progressListener{ln})
+	err := hs.Serve(wsrpc.Listener(ln))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -220,12 +209,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // ServeHTTP checks and upgrades a request to /rpc, then serves the
 // connection until it ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if status, reason := s.checkUpgrade(r); status != 0 {
-		s.log.Info("upgrade refused", "status", status, "reason", reason, "remote", r.RemoteAddr)
-		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="zqagent"`)
-		}
-		http.Error(w, http.StatusText(status)+": "+reason, status)
+	if !s.rpc.Admit(w, r) {
 		return
 	}
 	s.mu.Lock()
@@ -238,28 +222,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{Subprotocol},
-		// Host, Origin and token were checked above, with our own rules.
-		InsecureSkipVerify: true,
-	})
+	wc, err := s.rpc.Accept(w, r)
 	if err != nil {
 		s.log.Info("upgrade failed", "err", err)
 		return
 	}
-	ws.SetReadLimit(MaxFrame)
-	c := newConn(s, ws)
-	if pc := progressConnFrom(r.Context()); pc != nil {
-		progress := c.watch.progress
-		pc.onProgress.Store(&progress)
-		defer pc.onProgress.Store(nil)
-	}
+	c := newConn(s, wc)
 	if !s.addConn(c) {
-		ws.Close(websocket.StatusGoingAway, "sidecar shutting down")
+		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
+		c.Serve() // flushes nothing, closes the socket, ends
 		return
 	}
 	defer s.removeConn(c)
-	c.serve()
+	c.Serve()
 }
 
 func (s *Server) addConn(c *conn) bool {
@@ -279,7 +254,7 @@ func (s *Server) removeConn(c *conn) {
 }
 
 // Port is the port Serve listens on (0 before Serve).
-func (s *Server) Port() int { return int(s.port.Load()) }
+func (s *Server) Port() int { return s.rpc.Port() }
 
 // requestShutdown runs Options.OnShutdown once.
 func (s *Server) requestShutdown() {
@@ -323,7 +298,7 @@ func (s *Server) Close(ctx context.Context) error {
 		h.interruptAll()
 	}
 	for _, c := range conns {
-		c.close(websocket.StatusGoingAway, "sidecar shutting down")
+		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
 	}
 	// Runners end once their interrupted turns are recorded.
 	done := make(chan struct{})

@@ -410,9 +410,9 @@ func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMess
 	sub.sent.Store(after)
 	upTo, running := h.subscribe(sub)
 	c.setSub(sub)
-	c.wg.Go(func() { sub.pump(after, upTo) })
+	c.Go(func() { sub.pump(after, upTo) })
 	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
-	return followUp{result: res, after: sub.markReady}, nil
+	return followUp(res, sub.markReady), nil
 }
 
 func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {

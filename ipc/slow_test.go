@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
 )
 
@@ -27,7 +28,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A connection whose writer never runs: its queue has room for one frame.
-	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, q: newSendQueue(1), subs: map[string]*subscription{}}
+	stuck := newConn(ts.srv, wsrpc.NewDetached(ctx, ts.srv.log, 1))
 	sub := newSubscription(h, stuck)
 	upTo, _ := h.subscribe(sub)
 	sub.markReady()
@@ -52,9 +53,9 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	// dropped notification naming the last seq delivered.
 	var last int64
 	for {
-		frame := stuck.q.take()
+		frame := stuck.Take()
 		if frame == nil {
-			<-stuck.q.ready
+			<-stuck.Queued()
 			continue
 		}
 		var n struct {

@@ -44,11 +44,11 @@ type subscription struct {
 }
 
 func newSubscription(h *sessionHost, c *conn) *subscription {
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.Context())
 	return &subscription{
 		h:       h,
 		c:       c,
-		max:     c.s.opts.SubscriberBuffer,
+		max:     h.s.opts.SubscriberBuffer,
 		wake:    make(chan struct{}, 1),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -122,12 +122,12 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 	}
 	last := afterSeq
 	sub.sent.Store(afterSeq)
-	st := sub.c.s.opts.Store
+	st := sub.h.s.opts.Store
 	for last < upTo {
 		evs, err := st.EventsAfter(sub.ctx, sub.h.id, last, replayPage)
 		if err != nil {
 			if sub.ctx.Err() == nil {
-				sub.c.log.Warn("replay", "session", sub.h.id, "err", err)
+				sub.c.Log().Warn("replay", "session", sub.h.id, "err", err)
 				sub.notifyDropped(last, "replay failed: "+err.Error())
 			}
 			return
@@ -177,12 +177,12 @@ func (sub *subscription) send(ev store.Event) bool {
 // subscription ends (not only the connection): a fence never waits on a
 // pump stuck behind a full queue.
 func (sub *subscription) enqueue(b []byte) bool {
-	return sub.c.q.push(sub.ctx, b)
+	return sub.c.EnqueueUntil(sub.ctx, b)
 }
 
 func (sub *subscription) notifyDropped(last int64, reason string) {
-	sub.c.log.Info("subscriber dropped", "session", sub.h.id, "lastSeq", last, "reason", reason)
-	sub.c.notify("session.dropped", SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
+	sub.c.Log().Info("subscriber dropped", "session", sub.h.id, "lastSeq", last, "reason", reason)
+	sub.c.Notify("session.dropped", SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
 }
 
 // subscribe registers sub on the session at the last committed seq and

@@ -1,4 +1,4 @@
-package ipc
+package wsrpc
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/coder/websocket"
 )
 
-// conn is one client connection: a reader (serve), a writer goroutine fed by
-// the bounded out queue, and a goroutine per in-flight request.
-type conn struct {
-	s      *Server
-	ws     *websocket.Conn
+// Conn is one client connection: a reader (Serve), a writer goroutine fed by
+// the bounded out queue, and a goroutine per in-flight request. Its context
+// ends when the connection ends; whoever serves it attaches their own
+// per-connection state with SetState and their cleanup with OnEnd.
+type Conn struct {
+	e      *Endpoint
+	ws     *websocket.Conn // nil for a Detached connection
 	log    *slog.Logger
 	ctx    context.Context // ends when the connection ends
 	cancel context.CancelFunc
@@ -25,23 +26,15 @@ type conn struct {
 	watch  *stallWatch   // closes the connection when its socket stalls
 	slots  chan struct{} // bounds in-flight requests
 	wg     sync.WaitGroup
+	state  any    // set before Serve (SetState); read-only after
+	onEnd  func() // set before Serve (OnEnd)
+	// unwatch detaches the stall watch from the socket's progress.
+	unwatch func()
 
-	bigFrames             atomic.Bool // a frame of bigFrame bytes or more was read
-	initialized           atomic.Bool
-	interruptOnDisconnect atomic.Bool
-	closeOnce             sync.Once
-	closeCh               chan closeReq // capacity 1; the writer closes the socket
-
-	// subMu makes a session.subscribe's fence of the old subscription and
-	// install of the new one one step (requests of a connection run
-	// concurrently: a second subscribe must fence the first one's stream,
-	// not miss it), and likewise session.unsubscribe. It is never held
-	// across an answer. Taken before mu.
-	subMu sync.Mutex
-
-	mu       sync.Mutex               // guards subs, turnSess
-	subs     map[string]*subscription // by session id
-	turnSess map[string]struct{}      // sessions this connection started turns in
+	bigFrames   atomic.Bool // a frame of bigFrame bytes or more was read
+	initialized atomic.Bool
+	closeOnce   sync.Once
+	closeCh     chan closeReq // capacity 1; the writer closes the socket
 }
 
 var connSeq atomic.Uint64
@@ -50,50 +43,79 @@ var connSeq atomic.Uint64
 // back to the OS afterwards (releaseMemory).
 const bigFrame = 8 << 20
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
-	ctx, cancel := context.WithCancel(s.ctx)
-	c := &conn{
-		s:        s,
-		ws:       ws,
-		log:      s.log.With("conn", connSeq.Add(1)),
-		ctx:      ctx,
-		cancel:   cancel,
-		q:        newSendQueue(s.opts.SendQueueBytes),
-		closeCh:  make(chan closeReq, 1),
-		slots:    make(chan struct{}, maxInFlight),
-		subs:     map[string]*subscription{},
-		turnSess: map[string]struct{}{},
+func newConn(e *Endpoint, ws *websocket.Conn) *Conn {
+	ctx, cancel := context.WithCancel(e.Context)
+	c := &Conn{
+		e:       e,
+		ws:      ws,
+		log:     e.Log.With("conn", connSeq.Add(1)),
+		ctx:     ctx,
+		cancel:  cancel,
+		q:       newSendQueue(e.SendQueueBytes),
+		closeCh: make(chan closeReq, 1),
+		slots:   make(chan struct{}, MaxInFlight),
 	}
-	c.watch = newStallWatch(s.opts.WriteTimeout, func() {
-		c.log.Info("client fell behind: its socket took nothing for the write timeout; closing", "timeout", s.opts.WriteTimeout)
+	c.watch = newStallWatch(e.WriteTimeout, func() {
+		c.log.Info("client fell behind: its socket took nothing for the write timeout; closing", "timeout", e.WriteTimeout)
 		c.cancel()
 	})
 	return c
 }
 
-// serve reads frames until the connection ends, then cleans up: it cancels
-// the connection's requests and subscriptions and waits for them.
-func (c *conn) serve() {
+// SetState attaches the server's per-connection state; call it before
+// Serve.
+func (c *Conn) SetState(v any) { c.state = v }
+
+// State is what SetState attached.
+func (c *Conn) State() any { return c.state }
+
+// OnEnd sets what runs once the connection ended and every goroutine of it
+// (requests, Go) returned; call it before Serve.
+func (c *Conn) OnEnd(f func()) { c.onEnd = f }
+
+// Context ends when the connection ends.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Log is the connection's logger.
+func (c *Conn) Log() *slog.Logger { return c.log }
+
+// Go runs f on a goroutine the connection waits for before it ends; f must
+// return once Context ends. Call it only from a request's handler or from
+// another goroutine started by Go (the connection is then still serving).
+func (c *Conn) Go(f func()) { c.wg.Go(f) }
+
+// Initialized reports whether the Gate method was called (MarkInitialized).
+func (c *Conn) Initialized() bool { return c.initialized.Load() }
+
+// MarkInitialized opens the gate: every method is routed from now on.
+func (c *Conn) MarkInitialized() { c.initialized.Store(true) }
+
+// Serve reads frames until the connection ends, then cleans up: it cancels
+// the connection's requests and goroutines, waits for them, closes the
+// socket and runs OnEnd.
+func (c *Conn) Serve() {
 	c.log.Debug("connected")
 	c.wg.Go(c.writeLoop)
 	c.readLoop()
 	c.closeOnce.Do(func() {}) // no close request after the end
 	c.cancel()
-	c.dropAllSubs()
 	c.wg.Wait()
 	c.ws.CloseNow()
+	if c.unwatch != nil {
+		c.unwatch()
+	}
 	if c.bigFrames.Load() {
 		// The big frames are garbage now: give their memory back to the
 		// OS, so one huge frame costs no lasting RSS.
 		debug.FreeOSMemory()
 	}
-	if c.interruptOnDisconnect.Load() {
-		c.interruptTurns()
+	if c.onEnd != nil {
+		c.onEnd()
 	}
 	c.log.Debug("disconnected")
 }
 
-func (c *conn) readLoop() {
+func (c *Conn) readLoop() {
 	for {
 		typ, data, err := c.ws.Read(c.ctx)
 		if err != nil {
@@ -105,7 +127,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		if typ != websocket.MessageText {
-			c.enqueue(encodeError(nil, &WireError{Code: CodeInvalidRequest, Message: "invalid request: binary frames are not accepted; send JSON text frames"}))
+			c.Enqueue(encodeError(nil, &WireError{Code: CodeInvalidRequest, Message: "invalid request: binary frames are not accepted; send JSON text frames"}))
 			continue
 		}
 		big := len(data) >= bigFrame
@@ -123,7 +145,7 @@ func (c *conn) readLoop() {
 			defer func() { <-c.slots }()
 			c.handleFrame(items, batch)
 			if big {
-				c.s.releaseMemory()
+				c.e.releaseMemory()
 			}
 		})
 	}
@@ -131,11 +153,11 @@ func (c *conn) readLoop() {
 
 // handleFrame runs the requests of one frame (concurrently for a batch) and
 // sends the response(s).
-func (c *conn) handleFrame(items []parsed, batch bool) {
+func (c *Conn) handleFrame(items []parsed, batch bool) {
 	if !batch {
 		b, after := c.handleItem(items[0])
 		if b != nil {
-			c.enqueue(b)
+			c.Enqueue(b)
 		}
 		if after != nil {
 			after()
@@ -158,7 +180,7 @@ func (c *conn) handleFrame(items []parsed, batch bool) {
 	if len(arr) > 0 {
 		b, err := json.Marshal(arr)
 		if err == nil {
-			c.enqueue(b)
+			c.Enqueue(b)
 		}
 	}
 	for _, f := range afters {
@@ -170,21 +192,21 @@ func (c *conn) handleFrame(items []parsed, batch bool) {
 
 // handleItem returns the encoded response (nil for a notification) and what
 // to run once it is queued.
-func (c *conn) handleItem(it parsed) ([]byte, func()) {
+func (c *Conn) handleItem(it parsed) ([]byte, func()) {
 	if it.err != nil {
 		return encodeError(it.id, it.err), nil
 	}
 	req := it.req
 	result, err := c.call(req)
 	var after func()
-	if f, ok := result.(followUp); ok {
-		result, after = f.result, f.after
+	if f, ok := result.(FollowUp); ok {
+		result, after = f.Result, f.After
 	}
 	if req.isNotification() {
 		return nil, after
 	}
 	if err != nil {
-		we := wireError(err)
+		we := WireErrorOf(err, c.e.ErrorCodes)
 		if we.Code == CodeInternal {
 			c.log.Warn("request failed", "method", req.Method, "err", err)
 		}
@@ -199,35 +221,42 @@ func (c *conn) handleItem(it parsed) ([]byte, func()) {
 }
 
 // call routes one request.
-func (c *conn) call(req *request) (any, error) {
-	h, ok := c.s.routes[req.Method]
+func (c *Conn) call(req *request) (any, error) {
+	h, ok := c.e.Methods[req.Method]
 	if !ok {
 		return nil, &WireError{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
 	}
-	if req.Method != "initialize" && !c.initialized.Load() {
-		return nil, &WireError{Code: CodeNotInitialized, Message: "not initialized: call initialize first"}
+	if c.e.Gate != "" && req.Method != c.e.Gate && !c.initialized.Load() {
+		return nil, &WireError{Code: CodeNotInitialized, Message: "not initialized: call " + c.e.Gate + " first"}
 	}
 	return h(c.ctx, c, req.Params)
 }
 
-// followUp is a handler result with work to run after the response is queued
-// (session.subscribe starts its replay only after its result is sent).
-type followUp struct {
-	result any
-	after  func()
+// FollowUp is a handler result with work to run after the response is
+// queued (session.subscribe starts its replay only after its result is
+// sent).
+type FollowUp struct {
+	Result any
+	After  func()
 }
 
-// enqueue queues a frame, waiting while the queue is full; it gives up when
+// Enqueue queues a frame, waiting while the queue is full; it gives up when
 // the connection ends. The stall watch bounds the wait: a connection whose
 // socket takes nothing for the write timeout is closed.
-func (c *conn) enqueue(b []byte) bool {
+func (c *Conn) Enqueue(b []byte) bool {
 	return c.q.push(c.ctx, b)
 }
 
-// enqueueNoWait queues a frame without waiting: a connection whose queue is
+// EnqueueUntil is Enqueue that gives up when ctx ends, which must be
+// derived from Context (a stream that waits for room only while it lives).
+func (c *Conn) EnqueueUntil(ctx context.Context, b []byte) bool {
+	return c.q.push(ctx, b)
+}
+
+// EnqueueNoWait queues a frame without waiting: a connection whose queue is
 // full is closed ("fell behind"). Broadcasts use it, so that one slow
 // connection never holds up the others.
-func (c *conn) enqueueNoWait(b []byte) bool {
+func (c *Conn) EnqueueNoWait(b []byte) bool {
 	if c.ctx.Err() != nil {
 		return false
 	}
@@ -239,27 +268,27 @@ func (c *conn) enqueueNoWait(b []byte) bool {
 	return false
 }
 
-// notifyNoWait is notify for broadcasts (enqueueNoWait).
-func (c *conn) notifyNoWait(method string, params any) bool {
-	b, err := encodeNotification(method, params)
+// NotifyNoWait is Notify for broadcasts (EnqueueNoWait).
+func (c *Conn) NotifyNoWait(method string, params any) bool {
+	b, err := EncodeNotification(method, params)
 	if err != nil {
 		c.log.Error("encode notification", "method", method, "err", err)
 		return false
 	}
-	return c.enqueueNoWait(b)
+	return c.EnqueueNoWait(b)
 }
 
-// notify queues a notification.
-func (c *conn) notify(method string, params any) bool {
-	b, err := encodeNotification(method, params)
+// Notify queues a notification (waiting for room, like Enqueue).
+func (c *Conn) Notify(method string, params any) bool {
+	b, err := EncodeNotification(method, params)
 	if err != nil {
 		c.log.Error("encode notification", "method", method, "err", err)
 		return false
 	}
-	return c.enqueue(b)
+	return c.Enqueue(b)
 }
 
-func (c *conn) writeLoop() {
+func (c *Conn) writeLoop() {
 	defer c.watch.stop()
 	closeNow := func(req closeReq) {
 		// Flush what is queued (a shutdown's answer), then close.
@@ -298,7 +327,7 @@ func (c *conn) writeLoop() {
 // write sends one frame. It has no deadline of its own: the stall watch
 // closes the connection when the socket takes no byte for the write
 // timeout, so a slow but steady reader is never cut off mid-frame.
-func (c *conn) write(b []byte) bool {
+func (c *Conn) write(b []byte) bool {
 	c.watch.begin()
 	err := c.ws.Write(c.ctx, websocket.MessageText, b)
 	c.watch.end()
@@ -314,41 +343,8 @@ type closeReq struct {
 	reason string
 }
 
-// close asks the writer to flush the queue and close the socket with a code
-// and reason; the reader then sees the peer's answer and serve cleans up.
-func (c *conn) close(code websocket.StatusCode, reason string) {
+// Close asks the writer to flush the queue and close the socket with a code
+// and reason; the reader then sees the peer's answer and Serve cleans up.
+func (c *Conn) Close(code StatusCode, reason string) {
 	c.closeOnce.Do(func() { c.closeCh <- closeReq{code, reason} })
-}
-
-func (c *conn) noteTurn(sessionID string) {
-	c.mu.Lock()
-	c.turnSess[sessionID] = struct{}{}
-	c.mu.Unlock()
-}
-
-// interruptTurns interrupts the running turns of the sessions this
-// connection started turns in (initialize's interruptOnDisconnect).
-func (c *conn) interruptTurns() {
-	c.mu.Lock()
-	ids := make([]string, 0, len(c.turnSess))
-	for id := range c.turnSess {
-		ids = append(ids, id)
-	}
-	c.mu.Unlock()
-	for _, id := range ids {
-		if h := c.s.loadedHost(id); h != nil {
-			h.interruptAll()
-		}
-	}
-}
-
-// releaseMemory gives freed heap back to the OS after a big frame was
-// handled, at most once a second across the server (it runs a GC).
-func (s *Server) releaseMemory() {
-	now := time.Now().UnixNano()
-	last := s.lastRelease.Load()
-	if now-last < int64(time.Second) || !s.lastRelease.CompareAndSwap(last, now) {
-		return
-	}
-	debug.FreeOSMemory()
 }

@@ -1,4 +1,4 @@
-package ipc
+package wsrpc
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"fmt"
 )
 
-// Sentinel errors of the server. Handlers wrap them with context
-// (fmt.Errorf("%w: session %q", ErrNotFound, id)); wireError maps them to
+// Sentinel errors of the wire. Handlers wrap them with context
+// (fmt.Errorf("%w: session %q", ErrNotFound, id)); WireErrorOf maps them to
 // JSON-RPC codes.
 var (
 	ErrParse          = errors.New("parse error")
@@ -67,9 +67,15 @@ var codeSentinel = map[int]error{
 	CodeConfig:         ErrConfig,
 }
 
-// sentinelCodes maps the sentinels of this package and of the packages the
-// server hosts to wire codes; hostedErrorCodes (errmap.go) adds the others.
-var sentinelCodes = []errCode{
+// ErrCode maps a sentinel error to a wire code.
+type ErrCode struct {
+	Err  error
+	Code int
+}
+
+// sentinelCodes maps the sentinels of this package to wire codes; the
+// endpoint's ErrorCodes add the others.
+var sentinelCodes = []ErrCode{
 	{ErrParse, CodeParseError},
 	{ErrInvalidRequest, CodeInvalidRequest},
 	{ErrMethodNotFound, CodeMethodNotFound},
@@ -81,22 +87,22 @@ var sentinelCodes = []errCode{
 	{ErrConfig, CodeConfig},
 }
 
-// wireError turns any handler error into the JSON-RPC error sent back: the
-// code of the first sentinel it wraps (-32603 otherwise) and its message,
-// which says what and why.
-func wireError(err error) *WireError {
+// WireErrorOf turns any handler error into the JSON-RPC error sent back:
+// the code of the first sentinel it wraps, of this package's then of extra
+// (-32603 otherwise), and its message, which says what and why.
+func WireErrorOf(err error, extra []ErrCode) *WireError {
 	var we *WireError
 	if errors.As(err, &we) {
 		return we
 	}
 	for _, s := range sentinelCodes {
-		if errors.Is(err, s.err) {
-			return &WireError{Code: s.code, Message: err.Error()}
+		if errors.Is(err, s.Err) {
+			return &WireError{Code: s.Code, Message: err.Error()}
 		}
 	}
-	for _, s := range hostedErrorCodes() {
-		if errors.Is(err, s.err) {
-			return &WireError{Code: s.code, Message: err.Error()}
+	for _, s := range extra {
+		if errors.Is(err, s.Err) {
+			return &WireError{Code: s.Code, Message: err.Error()}
 		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {

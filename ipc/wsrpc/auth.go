@@ -1,4 +1,4 @@
-package ipc
+package wsrpc
 
 import (
 	"crypto/sha256"
@@ -19,11 +19,11 @@ const TokenSubprotocolPrefix = "zqagent.token."
 // checkUpgrade applies SPEC §4 to an upgrade request before anything else is
 // done with it. It returns the HTTP status to refuse with (0 when allowed) and
 // a reason for the log that never contains the token.
-func (s *Server) checkUpgrade(r *http.Request) (status int, reason string) {
-	if !s.hostAllowed(r.Host) {
+func (e *Endpoint) checkUpgrade(r *http.Request) (status int, reason string) {
+	if !e.hostAllowed(r.Host) {
 		return http.StatusForbidden, "host not allowed"
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
+	if origin := r.Header.Get("Origin"); origin != "" && !e.originAllowed(origin) {
 		return http.StatusForbidden, "origin not allowed"
 	}
 	tok, ok := requestToken(r)
@@ -31,7 +31,7 @@ func (s *Server) checkUpgrade(r *http.Request) (status int, reason string) {
 		return http.StatusUnauthorized, "missing token"
 	}
 	// Both compared, so that the time taken says nothing about which.
-	shell, peer := tokenEqual(tok, s.token), tokenEqual(tok, s.opts.PeerToken)
+	shell, peer := tokenEqual(tok, e.Token), tokenEqual(tok, e.PeerToken)
 	if !shell && !peer {
 		return http.StatusUnauthorized, "wrong token"
 	}
@@ -39,8 +39,8 @@ func (s *Server) checkUpgrade(r *http.Request) (status int, reason string) {
 }
 
 // hostAllowed accepts exactly the loopback names with the listening port.
-func (s *Server) hostAllowed(host string) bool {
-	port := s.port.Load()
+func (e *Endpoint) hostAllowed(host string) bool {
+	port := e.port.Load()
 	if port == 0 {
 		return false
 	}
@@ -52,9 +52,9 @@ func (s *Server) hostAllowed(host string) bool {
 	return false
 }
 
-func (s *Server) originAllowed(origin string) bool {
+func (e *Endpoint) originAllowed(origin string) bool {
 	origin = strings.TrimRight(strings.ToLower(origin), "/")
-	for _, o := range s.opts.AllowOrigins {
+	for _, o := range e.AllowOrigins {
 		if strings.TrimRight(strings.ToLower(o), "/") == origin {
 			return true
 		}

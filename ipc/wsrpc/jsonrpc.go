@@ -1,4 +1,4 @@
-package ipc
+package wsrpc
 
 import (
 	"bytes"
@@ -161,6 +161,7 @@ func encodeError(id json.RawMessage, we *WireError) []byte {
 	return b
 }
 
-func encodeNotification(method string, params any) ([]byte, error) {
+// EncodeNotification encodes a server-to-client notification.
+func EncodeNotification(method string, params any) ([]byte, error) {
 	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
 }

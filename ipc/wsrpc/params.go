@@ -1,4 +1,4 @@
-package ipc
+package wsrpc
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"strings"
 )
 
-// decodeParams decodes a request's params object into dst (a pointer to a
+// DecodeParams decodes a request's params object into dst (a pointer to a
 // struct). Absent params decode as {}. Fields tagged `rpc:"required"` must be
 // present and non-zero. Every failure wraps ErrInvalidParams and names the
 // offending field, e.g. "invalid params: sessionId: required".
-func decodeParams(raw json.RawMessage, dst any) error {
+func DecodeParams(raw json.RawMessage, dst any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
@@ -53,8 +53,8 @@ func checkRequired(v reflect.Value) error {
 	return nil
 }
 
-// invalidField is the error of a field that decoded but has a bad value.
-func invalidField(field, why string) error {
+// InvalidField is the error of a field that decoded but has a bad value.
+func InvalidField(field, why string) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalidParams, field, why)
 }
 

@@ -1,12 +1,10 @@
-package ipc
+package wsrpc
 
 import (
 	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/zqagent/sidecar/store"
 )
 
 func TestParseFrame(t *testing.T) {
@@ -94,7 +92,7 @@ func TestDecodeParams(t *testing.T) {
 		Tags      []string `json:"tags"`
 	}
 	var p P
-	require.NoError(t, decodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
+	require.NoError(t, DecodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
 	require.Equal(t, P{SessionID: "s", AfterSeq: 3}, p)
 	cases := map[string]string{
 		``:                                 "sessionId: required",
@@ -107,34 +105,16 @@ func TestDecodeParams(t *testing.T) {
 	}
 	for in, want := range cases {
 		var p P
-		err := decodeParams(json.RawMessage(in), &p)
+		err := DecodeParams(json.RawMessage(in), &p)
 		require.ErrorIs(t, err, ErrInvalidParams, in)
 		require.Contains(t, err.Error(), want, in)
-		require.Equal(t, CodeInvalidParams, wireError(err).Code)
+		require.Equal(t, CodeInvalidParams, WireErrorOf(err, nil).Code)
 	}
 }
 
-func FuzzDecodeParams(f *testing.F) {
-	f.Add([]byte(`{"sessionId":"s","response":{"outcome":"once"},"requestId":"r"}`))
-	f.Add([]byte(`{"sessionId":1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var p RespondParams
-		err := decodeParams(data, &p)
-		if err == nil && (p.SessionID == "" || p.RequestID == "" || len(p.Response) == 0) {
-			t.Fatal("required field accepted empty")
-		}
-		if err != nil && wireError(err).Code != CodeInvalidParams {
-			t.Fatalf("code %d for %v", wireError(err).Code, err)
-		}
-		if err == nil {
-			_ = validateResponse(store.PendingRequest{Kind: store.KindApproval}, p.Response)
-		}
-	})
-}
-
 func TestWireErrorMapping(t *testing.T) {
-	require.Equal(t, CodeNotFound, wireError(ErrNotFound).Code)
-	require.Equal(t, CodeConflict, wireError(ErrConflict).Code)
+	require.Equal(t, CodeNotFound, WireErrorOf(ErrNotFound, nil).Code)
+	require.Equal(t, CodeConflict, WireErrorOf(ErrConflict, nil).Code)
 	we := &WireError{Code: CodeNotFound, Message: "x"}
 	require.ErrorIs(t, we, ErrNotFound)
 	require.NotErrorIs(t, we, ErrConflict)

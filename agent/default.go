@@ -1,4 +1,4 @@
-package engine
+package agent
 
 import (
 	"context"
@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
@@ -45,12 +47,12 @@ type DefaultOptions struct {
 	Sandbox         sandbox.Config
 	AgentType       string // "code" (default) or "cowork"
 	Lang            string // default "zh" as the seed
-	Instructions    string // overrides BuildInstructions
+	Instructions    string // overrides engine.BuildInstructions
 	Messages        []llm.Message
-	Hook            Hook
+	Hook            engine.Hook
 	// SubagentHookFactory makes a hook per explore call; parentCallID is the
 	// explore tool call's id.
-	SubagentHookFactory func(parentCallID string) Hook
+	SubagentHookFactory func(parentCallID string) engine.Hook
 	ContextWindow       int
 	ThresholdPct        float64
 	SoftThresholdPct    float64
@@ -76,11 +78,11 @@ type DefaultOptions struct {
 	Web web.Options
 	// Compactor manages the context window; nil = the default compactor
 	// (NewCompactor), unless NoCompaction.
-	Compactor    Compactor
+	Compactor    engine.Compactor
 	NoCompaction bool
 	// VCS takes a git snapshot of the workspace around every turn (seed
 	// §17); off by default. Its hook runs beside Hook, never replacing it.
-	VCS VCSOptions
+	VCS engine.VCSOptions
 	// ShellEnv is extra NAME=VALUE for shell tasks.
 	ShellEnv []string
 	// Today overrides the date in the environment block (tests).
@@ -102,15 +104,15 @@ type Wired struct {
 // NewDefault is the seed's createDefaultEngine: it wires the provider, the
 // registry with every builtin tool, ConflictGuard, permissions with the
 // sandbox, and the default system prompt.
-func NewDefault(o DefaultOptions) (*Engine, error) {
+func NewDefault(o DefaultOptions) (*engine.Engine, error) {
 	e, _, err := NewDefaultWired(o)
 	return e, err
 }
 
 // NewDefaultWired is NewDefault that also returns the wired parts.
-func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
+func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 	if o.Workspace == "" {
-		return nil, nil, fmt.Errorf("new default engine: %w: workspace", ErrMissingOption)
+		return nil, nil, fmt.Errorf("new default engine: %w: workspace", engine.ErrMissingOption)
 	}
 	ws, err := confine.New(o.Workspace)
 	if err != nil {
@@ -128,7 +130,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	if o.ShellPolicy == "" {
 		o.ShellPolicy = permission.PolicyApprove
 	}
-	o.Lang = NormalizeLang(o.Lang)
+	o.Lang = engine.NormalizeLang(o.Lang)
 	if o.Provider == nil {
 		po := openai.FromEnv() // retries, timeouts and the idle watchdog from the environment
 		po.LogDir = o.LogDir
@@ -177,7 +179,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		if today == "" {
 			today = time.Now().Format("2006-01-02")
 		}
-		instructions = BuildInstructions(o.AgentType, ws.Root(), today, o.Lang)
+		instructions = engine.BuildInstructions(o.AgentType, ws.Root(), today, o.Lang)
 	}
 	hook := o.Hook
 	var tracker *vcs.SessionVCS
@@ -188,17 +190,17 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 		if id == "" {
 			id = "default"
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), VCSHookTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), engine.VCSHookTimeout)
 		cfg := o.VCS.Config
 		cfg.Mode = m
 		plan := vcs.ResolvePlan(ctx, ws.Root(), cfg)
 		cancel()
 		if plan.Enabled() {
 			tracker = vcs.NewSession(plan, id)
-			hook = CompositeHook{o.Hook, NewVCSHook(tracker)}
+			hook = engine.CompositeHook{o.Hook, engine.NewVCSHook(tracker)}
 		}
 	}
-	e, err := New(Options{
+	e, err := engine.New(engine.Options{
 		Provider: o.Provider, Registry: reg, Permissions: perms, Model: o.Model,
 		Instructions: instructions, Lang: o.Lang, MaxIterations: o.MaxIterations,
 		ReasoningEffort: o.ReasoningEffort, Messages: o.Messages, Hook: hook,
@@ -229,7 +231,7 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 	if o.Terminals != nil && o.ProjectID != "" {
 		terminaltools.RegisterTerminalTools(reg, o.Terminals, o.ProjectID)
 	}
-	RegisterExploreTool(reg, ExploreConfig{NewChild: func(parentCallID string) (*Engine, error) {
+	engine.RegisterExploreTool(reg, engine.ExploreConfig{NewChild: func(parentCallID string) (*engine.Engine, error) {
 		return newExploreChild(e, o, ws, parentCallID)
 	}})
 	return e, &Wired{Workspace: ws, Shell: shellMgr, Todos: todos, Sandbox: box, VCS: tracker}, nil
@@ -238,13 +240,13 @@ func NewDefaultWired(o DefaultOptions) (*Engine, *Wired, error) {
 // newExploreChild builds the explore subagent: same provider and model, its
 // own context, PLAN mode, read-only file, search and git tools, and a final
 // tool-less report turn.
-func newExploreChild(parent *Engine, o DefaultOptions, ws *confine.Workspace, parentCallID string) (*Engine, error) {
+func newExploreChild(parent *engine.Engine, o DefaultOptions, ws *confine.Workspace, parentCallID string) (*engine.Engine, error) {
 	reg := tools.NewRegistry()
 	fs.RegisterReadOnlyFileTools(reg, ws, nil)
 	search.RegisterSearchTool(reg, ws)
 	git.RegisterGitTools(reg, ws)
 	perms := permission.New(permission.Options{Workspace: ws, Mode: permission.ModePlan})
-	var hook Hook
+	var hook engine.Hook
 	if o.SubagentHookFactory != nil {
 		hook = o.SubagentHookFactory(parentCallID)
 	}
@@ -256,18 +258,26 @@ func newExploreChild(parent *Engine, o DefaultOptions, ws *confine.Workspace, pa
 	if model == "" {
 		return nil, errors.New("no model configured")
 	}
-	return New(Options{
-		Provider: parent.provider, Registry: reg, Permissions: perms, Model: model,
-		Instructions:            Prompts(o.Lang).Explore + "\n\n" + BuildEnvBlock(ws.Root(), today, o.Lang),
+	return engine.New(engine.Options{
+		Provider: parent.Provider(), Registry: reg, Permissions: perms, Model: model,
+		Instructions:            engine.Prompts(o.Lang).Explore + "\n\n" + engine.BuildEnvBlock(ws.Root(), today, o.Lang),
 		Lang:                    o.Lang,
-		MaxIterations:           envInt("EXPLORE_MAX_ITERATIONS", DefaultExploreMaxIterations),
+		MaxIterations:           envInt("EXPLORE_MAX_ITERATIONS", engine.DefaultExploreMaxIterations),
 		FinalizeOnMaxIterations: true,
-		ReasoningEffort:         parent.opts.ReasoningEffort,
+		ReasoningEffort:         o.ReasoningEffort,
 		Hook:                    hook,
-		ToolResultDir:           parent.opts.ToolResultDir,
+		ToolResultDir:           o.ToolResultDir,
 		DefaultApproval:         permission.DefaultApproval("deny"),
 		// Its own context, compacted like the parent's.
 		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
 		CapTokens: o.CapTokens, NoCompaction: o.NoCompaction,
 	})
+}
+
+// envInt reads a positive integer from the environment, else def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }

@@ -1,4 +1,4 @@
-package engine_test
+package agent_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
@@ -25,6 +26,7 @@ import (
 	"github.com/zqagent/sidecar/tools/interact"
 	"github.com/zqagent/sidecar/tools/terminaltools"
 	"github.com/zqagent/sidecar/tools/web"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // The 21 builtin tools of seed §7.1.
@@ -86,13 +88,13 @@ func gitInit(t *testing.T, dir string) {
 }
 
 func TestDefaultEngineRegistersTheBuiltinTools(t *testing.T) {
-	e, err := engine.NewDefault(engine.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
+	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
 	require.NoError(t, err)
 	defer e.Close()
 	require.ElementsMatch(t, builtinTools, e.Registry().Names())
 
 	src := terminaltools.NewMemorySource(1 << 16)
-	e2, err := engine.NewDefault(engine.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Terminals: src, ProjectID: "p1"})
+	e2, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Terminals: src, ProjectID: "p1"})
 	require.NoError(t, err)
 	defer e2.Close()
 	require.ElementsMatch(t, append(slices.Clone(builtinTools), "terminal_list", "terminal_read"), e2.Registry().Names())
@@ -169,7 +171,7 @@ func TestEveryToolEndToEnd(t *testing.T) {
 		call("read_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(outside, "notes.txt"))),
 	}
 	p := &stepProvider{steps: steps, inner: scripted.New()}
-	e, wired, err := engine.NewDefaultWired(engine.DefaultOptions{
+	e, wired, err := agent.NewDefaultWired(agent.DefaultOptions{
 		Workspace: ws, Model: "m", Provider: p, Lang: "en", SessionDir: t.TempDir(),
 		Terminals: src, ProjectID: "p1",
 		Web: web.Options{AllowPrivate: true, Search: &web.SearXNG{BaseURL: site.URL}},
@@ -241,7 +243,7 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 			return scripted.Response{ToolCalls: []llm.ToolCall{{ID: "back", Name: "read_file", Arguments: string(args)}}}
 		},
 	}
-	e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
+	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Input{Text: "read big.txt"}))
@@ -269,7 +271,7 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 			scripted.Response{Err: "maximum context length exceeded", ErrKind: "context_overflow"},
 			scripted.Response{Text: "fits now"})
 		p.AppendChat("summary of the reads", "A title")
-		e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
+		e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
 		require.NoError(t, err)
 		evs := collect(e.Run(context.Background(), engine.Input{Text: "read both"}))
 		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
@@ -284,4 +286,37 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 		require.Equal(t, want.Summary, chats[0].Messages[0].Content, "%s: summary prompt", lang)
 		require.Equal(t, want.Naming, chats[1].Messages[0].Content, "%s: naming prompt", lang)
 	}
+}
+
+// DefaultOptions.VCS is the seed's vcs option: off by default, and when on,
+// every turn that changed the workspace is a snapshot.
+func TestDefaultOptionsVCS(t *testing.T) {
+	e, wired, err := agent.NewDefaultWired(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
+	require.NoError(t, err)
+	require.Nil(t, wired.VCS, "off by default")
+	require.NoError(t, e.Close())
+
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	p := scripted.New(
+		scripted.Response{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"path":"a.txt","content":"a\n"}`)}},
+		scripted.Response{Text: "wrote"})
+	e, wired, err = agent.NewDefaultWired(agent.DefaultOptions{
+		Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto,
+		VCS: engine.VCSOptions{Config: vcs.Config{Mode: vcs.ModeShadow, ShadowRoot: t.TempDir()}, SessionID: "lib"},
+	})
+	require.NoError(t, err)
+	defer e.Close()
+	require.NotNil(t, wired.VCS)
+	evs := collect(e.Run(context.Background(), engine.Input{Text: "write"}))
+	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	_, err = os.Stat(filepath.Join(ws, "a.txt"))
+	require.NoError(t, err)
+	turns, err := wired.VCS.ListTurns(context.Background())
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+	require.Equal(t, "a.txt", turns[0].Files[0].Path)
+
+	_, err = agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: scripted.New(), VCS: engine.VCSOptions{Config: vcs.Config{Mode: "sometimes"}}})
+	require.ErrorIs(t, err, vcs.ErrInvalidMode)
 }

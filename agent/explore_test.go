@@ -1,4 +1,4 @@
-package engine_test
+package agent_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
@@ -61,7 +62,7 @@ func TestExploreReturnsOnlyTheReportAndSharesEventsThroughTheHook(t *testing.T) 
 		childStarted: make(chan struct{}),
 	}
 	var hooks []*recordingHook
-	e, err := engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", NoCompaction: true,
+	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", NoCompaction: true,
 		SubagentHookFactory: func(parent string) engine.Hook {
 			h := &recordingHook{parent: parent}
 			hooks = append(hooks, h)
@@ -96,7 +97,7 @@ func TestInterruptingTheParentInterruptsExplore(t *testing.T) {
 		child:        scripted.New(scripted.Response{Text: "digging", Stall: true}),
 		childStarted: make(chan struct{}),
 	}
-	e, err := engine.NewDefault(engine.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: p, Lang: "en", NoCompaction: true})
+	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: p, Lang: "en", NoCompaction: true})
 	require.NoError(t, err)
 	defer e.Close()
 	go func() {

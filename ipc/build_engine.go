@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
@@ -36,7 +37,7 @@ type engineSpec struct {
 // call that needs the user is never decided by a default: the session's
 // bridge is set as approver right after.
 func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
-	opts := engine.DefaultOptions{
+	opts := agent.DefaultOptions{
 		Workspace:       sp.Workspace,
 		Model:           sp.Model,
 		Provider:        sp.Provider,
@@ -65,5 +66,5 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 	if h.s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
 		opts.Terminals = h.s.opts.Terminals
 	}
-	return engine.NewDefault(opts)
+	return agent.NewDefault(opts)
 }

@@ -3,6 +3,7 @@ package ipc
 import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -22,6 +23,11 @@ type errCode struct {
 }
 
 var hostedErrors = []errCode{
+	// the session host (ipc/host)
+	{host.ErrInvalid, CodeInvalidParams},
+	{host.ErrConflict, CodeConflict},
+	{host.ErrClosed, CodeInternal},
+	{host.ErrInvalidRequest, CodeInvalidRequest},
 	{store.ErrNotFound, CodeNotFound},
 	{store.ErrAlreadyAnswered, CodeConflict},
 	{store.ErrInvalid, CodeInvalidParams},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -104,15 +105,15 @@ type Server struct {
 	bg       context.Context
 	cancelBG context.CancelFunc
 	wg       sync.WaitGroup // connections, session runners
+	hosts    *host.Sessions // the sessions of this process (ipc/host)
 
 	shutdownOnce sync.Once
 	providers    *providerSource
 	models       modelsCache // models.list answers, per provider profile
 
-	mu           sync.Mutex // guards conns, sessions, openProjects, closed, httpSrv
+	mu           sync.Mutex // guards conns, openProjects, closed, httpSrv
 	conns        map[*conn]struct{}
 	openProjects map[string]struct{}
-	sessions     map[string]*sessionHost
 	closed       bool
 	httpSrv      *http.Server
 
@@ -154,12 +155,23 @@ func New(opts Options) (*Server, error) {
 		ctx:          ctx,
 		cancel:       cancel,
 		conns:        map[*conn]struct{}{},
-		sessions:     map[string]*sessionHost{},
 		openProjects: map[string]struct{}{},
 		lang:         newLangState(opts.SystemLocale),
 	}
 	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)
+	s.hosts = host.New(host.Config{
+		Store:            opts.Store,
+		Logger:           opts.Logger,
+		Context:          ctx,
+		Background:       s.bg,
+		WaitGroup:        &s.wg,
+		SubscriberBuffer: opts.SubscriberBuffer,
+		Engines:          engines{s},
+		ApprovalTimeout:  func(ss store.Session) time.Duration { return msDuration(sessionSettings(ss).ApprovalTimeoutMS) },
+		IsConfigError:    func(err error) bool { return wireError(err).Code == CodeConfig },
+		Closing:          s.isClosing,
+	})
 	routes, err := s.routeTable()
 	if err != nil {
 		cancel()
@@ -282,11 +294,8 @@ func (s *Server) Close(ctx context.Context) error {
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	hosts := make([]*sessionHost, 0, len(s.sessions))
-	for _, h := range s.sessions {
-		hosts = append(hosts, h)
-	}
 	s.mu.Unlock()
+	hosts := s.hosts.Shut()
 
 	var errs []error
 	if hs != nil {
@@ -295,7 +304,7 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 	}
 	for _, h := range hosts {
-		h.interruptAll()
+		h.InterruptAll()
 	}
 	for _, c := range conns {
 		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
@@ -312,7 +321,7 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("close: waiting for turns: %w", ctx.Err()))
 	}
 	for _, h := range hosts {
-		if err := h.close(); err != nil {
+		if err := h.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -324,4 +333,21 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.cancel()
 	return errors.Join(errs...)
+}
+
+// host returns the session's host (ipc/host), creating it on first use.
+func (s *Server) host(ctx context.Context, id string) (*host.Session, error) {
+	return s.hosts.Session(ctx, id)
+}
+
+// loadedHost returns the host of a session if it exists in this process.
+func (s *Server) loadedHost(id string) *host.Session { return s.hosts.Loaded(id) }
+
+// unloadIdle releases the idle engines of a project's sessions.
+func (s *Server) unloadIdle(projectID string) { s.hosts.UnloadIdle(projectID) }
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/terminal"
 )
@@ -79,7 +80,7 @@ func newTermSub(s *Server, c *conn, projectID, id string) *termSub {
 	ctx, cancel := context.WithCancel(c.Context())
 	return &termSub{
 		s: s, c: c, projectID: projectID, id: id,
-		idJSON: appendJSONString(nil, id),
+		idJSON: host.AppendJSONString(nil, id),
 		chunk:  termFrameBytes(s.opts.SendQueueBytes),
 		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),

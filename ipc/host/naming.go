@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"context"
@@ -17,7 +17,7 @@ const namingTimeout = 30 * time.Second
 // title yet, and records session_named {source: auto}. Only a real model
 // names sessions; scripted and demo providers leave the title empty. It runs
 // on its own goroutine (owned by the server) so the turn queue never waits.
-func (h *sessionHost) maybeName(eng *engine.Engine) {
+func (h *Session) maybeName(eng *engine.Engine) {
 	if _, real := eng.Provider().(*openai.Provider); !real {
 		return
 	}
@@ -46,6 +46,6 @@ func (h *sessionHost) maybeName(eng *engine.Engine) {
 		if err != nil || !named {
 			return
 		}
-		h.recordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: name, Source: "auto"}})
+		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: name, Source: "auto"}})
 	})
 }

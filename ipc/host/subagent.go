@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"github.com/zqagent/sidecar/engine"
@@ -11,13 +11,13 @@ import (
 // tool_finished reports its result).
 type subagentHook struct {
 	engine.BaseHook
-	h      *sessionHost
+	h      *Session
 	parent string // the explore tool call id
 }
 
 var _ engine.Observer = subagentHook{}
 
-func (h *sessionHost) subagentHook(parentCallID string) engine.Hook {
+func (h *Session) SubagentHook(parentCallID string) engine.Hook {
 	return subagentHook{h: h, parent: parentCallID}
 }
 

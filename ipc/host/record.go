@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"github.com/zqagent/sidecar/engine"

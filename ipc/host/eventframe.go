@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"encoding/json"
@@ -20,15 +20,15 @@ func eventFrame(ev store.Event) []byte {
 	}
 	b := make([]byte, 0, 160+len(data)+len(ev.SessionID)+len(ev.TurnID))
 	b = append(b, `{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":`...)
-	b = appendJSONString(b, ev.SessionID)
+	b = AppendJSONString(b, ev.SessionID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, ev.Seq, 10)
 	if ev.TurnID != "" {
 		b = append(b, `,"turnId":`...)
-		b = appendJSONString(b, ev.TurnID)
+		b = AppendJSONString(b, ev.TurnID)
 	}
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, ev.Type)
+	b = AppendJSONString(b, ev.Type)
 	b = append(b, `,"data":`...)
 	b = append(b, data...)
 	b = append(b, `,"time":"`...)
@@ -37,9 +37,9 @@ func eventFrame(ev store.Event) []byte {
 	return b
 }
 
-// appendJSONString appends s as a JSON string; plain printable ASCII (ids,
+// AppendJSONString appends s as a JSON string; plain printable ASCII (ids,
 // event types) is copied as is, anything else goes through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' {

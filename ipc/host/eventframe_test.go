@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"encoding/json"
@@ -37,7 +37,7 @@ func FuzzAppendJSONString(f *testing.F) {
 	f.Add("turn_abc")
 	f.Add("a\"b\\c\n\u2028<>&\xff")
 	f.Fuzz(func(t *testing.T, s string) {
-		b := appendJSONString(nil, s)
+		b := AppendJSONString(nil, s)
 		var back string
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("%q → %s: %v", s, b, err)

@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"context"
@@ -17,14 +17,14 @@ type liveEvent struct {
 	frame []byte
 }
 
-// subscription streams one session to one connection. The session's
+// Subscription streams one session to one connection (a Sink). The session's
 // broadcast pushes into the live buffer without blocking; pump (owned by the
 // connection's WaitGroup) replays stored events, then drains the buffer. The
 // buffer is a slice that grows only while the subscriber lags (up to
-// Options.SubscriberBuffer events), so an idle subscription costs nothing.
-type subscription struct {
-	h      *sessionHost
-	c      *conn
+// Options.SubscriberBuffer events), so an idle Subscription costs nothing.
+type Subscription struct {
+	h      *Session
+	c      Sink
 	max    int             // bound of live
 	wake   chan struct{}   // capacity 1: live has events
 	ctx    context.Context // ends on unsubscribe, re-subscribe or disconnect
@@ -43,9 +43,9 @@ type subscription struct {
 	reason    string        // why it was dropped; written before dropped is closed
 }
 
-func newSubscription(h *sessionHost, c *conn) *subscription {
+func newSubscription(h *Session, c Sink) *Subscription {
 	ctx, cancel := context.WithCancel(c.Context())
-	return &subscription{
+	return &Subscription{
 		h:       h,
 		c:       c,
 		max:     h.s.opts.SubscriberBuffer,
@@ -58,11 +58,11 @@ func newSubscription(h *sessionHost, c *conn) *subscription {
 	}
 }
 
-// markReady lets pump send: the subscribe answer is queued.
-func (sub *subscription) markReady() { sub.readyOnce.Do(func() { close(sub.ready) }) }
+// MarkReady lets Pump send: the subscribe answer is queued.
+func (sub *Subscription) MarkReady() { sub.readyOnce.Do(func() { close(sub.ready) }) }
 
 // push offers a live event; false means the buffer is full.
-func (sub *subscription) push(ev liveEvent) bool {
+func (sub *Subscription) push(ev liveEvent) bool {
 	sub.mu.Lock()
 	if len(sub.live) >= sub.max {
 		sub.mu.Unlock()
@@ -79,7 +79,7 @@ func (sub *subscription) push(ev liveEvent) bool {
 
 // take returns the buffered live events; the caller owns them until its
 // next take (the slice is then reused as the buffer).
-func (sub *subscription) take() []liveEvent {
+func (sub *Subscription) take() []liveEvent {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	got := sub.live
@@ -93,7 +93,7 @@ func (sub *subscription) take() []liveEvent {
 }
 
 // drop marks the subscriber dropped (called under the session lock).
-func (sub *subscription) drop(reason string) {
+func (sub *Subscription) drop(reason string) {
 	sub.dropOnce.Do(func() {
 		sub.reason = reason
 		close(sub.dropped)
@@ -109,9 +109,11 @@ type SessionDropped struct {
 	Reason  string `json:"reason"`
 }
 
-// pump sends stored events with afterSeq < seq <= upTo, then live events
-// with seq > upTo, in order, each once.
-func (sub *subscription) pump(afterSeq, upTo int64) {
+// Pump sends stored events with afterSeq < seq <= upTo, then live events
+// with seq > upTo, in order, each once. It returns when the subscription
+// ends (Cancel, the sink's end, or a drop); run it on a goroutine the sink
+// waits for.
+func (sub *Subscription) Pump(afterSeq, upTo int64) {
 	defer close(sub.done)
 	defer sub.h.removeSub(sub)
 	defer sub.cancel()
@@ -169,34 +171,43 @@ func (sub *subscription) pump(afterSeq, upTo int64) {
 	}
 }
 
-func (sub *subscription) send(ev store.Event) bool {
+func (sub *Subscription) send(ev store.Event) bool {
 	return sub.enqueue(eventFrame(ev))
 }
 
 // enqueue queues a frame on the connection, waiting for room until the
-// subscription ends (not only the connection): a fence never waits on a
+// Subscription ends (not only the connection): a fence never waits on a
 // pump stuck behind a full queue.
-func (sub *subscription) enqueue(b []byte) bool {
+func (sub *Subscription) enqueue(b []byte) bool {
 	return sub.c.EnqueueUntil(sub.ctx, b)
 }
 
-func (sub *subscription) notifyDropped(last int64, reason string) {
+func (sub *Subscription) notifyDropped(last int64, reason string) {
 	sub.c.Log().Info("subscriber dropped", "session", sub.h.id, "lastSeq", last, "reason", reason)
 	sub.c.Notify("session.dropped", SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
 }
 
-// subscribe registers sub on the session at the last committed seq and
-// returns that seq and whether a turn runs. Registering and reading the seq
-// happen under the session lock, so every event after it reaches the live
-// buffer.
-func (h *sessionHost) subscribe(sub *subscription) (upTo int64, running bool) {
+// Subscribe makes a subscription of the session for sink that delivers
+// what follows afterSeq, and registers it at the last committed seq: it
+// returns that seq (upTo) and whether a turn runs. Registering and reading
+// the seq happen under the session lock, so every event after it reaches
+// the live buffer. Nothing is sent before MarkReady; Pump(afterSeq, upTo)
+// sends.
+func (h *Session) Subscribe(sink Sink, afterSeq int64) (sub *Subscription, upTo int64, running bool) {
+	sub = newSubscription(h, sink)
+	sub.sent.Store(afterSeq)
+	upTo, running = h.subscribe(sub)
+	return sub, upTo, running
+}
+
+func (h *Session) subscribe(sub *Subscription) (upTo int64, running bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[sub] = struct{}{}
 	return h.committed, h.state != hostIdle
 }
 
-func (h *sessionHost) removeSub(sub *subscription) {
+func (h *Session) removeSub(sub *Subscription) {
 	h.mu.Lock()
 	delete(h.subs, sub)
 	h.mu.Unlock()
@@ -205,7 +216,7 @@ func (h *sessionHost) removeSub(sub *subscription) {
 // broadcast is called by the store after an event of this session was
 // committed, in seq order. It never blocks: a subscriber whose buffer is
 // full is dropped.
-func (h *sessionHost) broadcast(ev store.Event) {
+func (h *Session) broadcast(ev store.Event) {
 	frame := eventFrame(ev)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -221,8 +232,8 @@ func (h *sessionHost) broadcast(ev store.Event) {
 	}
 }
 
-// dropSubs ends every subscription of the session (deleted or closed).
-func (h *sessionHost) dropSubs(reason string) {
+// dropSubs ends every Subscription of the session (deleted or closed).
+func (h *Session) dropSubs(reason string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for sub := range h.subs {
@@ -231,46 +242,26 @@ func (h *sessionHost) dropSubs(reason string) {
 	}
 }
 
-// dropAllSubs ends the connection's subscriptions (it is closing).
-func (c *conn) dropAllSubs() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for id, sub := range c.subs {
-		sub.cancel()
-		delete(c.subs, id)
-	}
-}
+// SessionID is the id of the subscribed session.
+func (sub *Subscription) SessionID() string { return sub.h.id }
 
-// fenceSub ends the connection's subscription of a session, if any, and
-// waits (bounded by ctx) until its pump stopped: nothing of it is queued
-// after fenceSub returns. It reports the last seq that subscription queued
-// (-1 when there was none). Subscribe and unsubscribe fence before they
-// answer, so an old stream never interleaves with what follows the answer.
-func (c *conn) fenceSub(ctx context.Context, sessionID string) (int64, error) {
-	c.mu.Lock()
-	old := c.subs[sessionID]
-	delete(c.subs, sessionID)
-	c.mu.Unlock()
-	if old == nil {
-		return -1, nil
-	}
-	old.cancel()
-	select {
-	case <-old.done:
-		return old.sent.Load(), nil
-	case <-ctx.Done():
-		return -1, ctx.Err()
-	}
-}
+// Cancel ends the subscription; Done is closed once Pump returned.
+func (sub *Subscription) Cancel() { sub.cancel() }
 
-// setSub installs sub as the connection's subscription of its session. A
-// subscription installed meanwhile by a concurrent subscribe is ended.
-func (c *conn) setSub(sub *subscription) {
-	c.mu.Lock()
-	old := c.subs[sub.h.id]
-	c.subs[sub.h.id] = sub
-	c.mu.Unlock()
-	if old != nil {
-		old.cancel()
-	}
+// Done is closed when Pump returns.
+func (sub *Subscription) Done() <-chan struct{} { return sub.done }
+
+// Dropped is closed when the session dropped the subscriber (it fell
+// behind, or the session closed).
+func (sub *Subscription) Dropped() <-chan struct{} { return sub.dropped }
+
+// Sent is the last seq handed to the sink's queue.
+func (sub *Subscription) Sent() int64 { return sub.sent.Load() }
+
+// Subscribed reports whether sub is still registered on the session.
+func (h *Session) Subscribed(sub *Subscription) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.subs[sub]
+	return ok
 }

@@ -1,11 +1,9 @@
-package ipc
+package host
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -14,13 +12,19 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
+// Engine returns the session's engine, loading it when needed (see
+// engine); handlers use it, never swapping an engine that must be rebuilt.
+func (h *Session) Engine(ctx context.Context) (*engine.Engine, error) {
+	return h.engine(ctx, false)
+}
+
 // engine returns the session's engine, building it from the store on first
 // use: history, permission mode, shell policy, allowed commands and session
 // grants are restored; the approver and the interactive handlers are the
 // session's bridge. Only the runner passes reload (it alone starts turns, so
 // it can swap an engine that must be rebuilt without pulling it from under a
 // turn about to start).
-func (h *sessionHost) engine(ctx context.Context, reload bool) (*engine.Engine, error) {
+func (h *Session) engine(ctx context.Context, reload bool) (*engine.Engine, error) {
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
 	h.mu.Lock()
@@ -37,7 +41,7 @@ func (h *sessionHost) engine(ctx context.Context, reload bool) (*engine.Engine, 
 	} else if eng != nil {
 		return eng, nil
 	}
-	eng, err := h.s.newEngine(ctx, h)
+	eng, err := h.build(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -51,89 +55,24 @@ func (h *sessionHost) engine(ctx context.Context, reload bool) (*engine.Engine, 
 	return eng, nil
 }
 
-func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine, error) {
-	st := s.opts.Store
-	ss, err := st.Session(ctx, h.id)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := st.Project(ctx, ss.ProjectID)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := st.Messages(ctx, h.id)
-	if err != nil {
-		return nil, err
-	}
-	g, err := st.Grants(ctx, h.id)
-	if err != nil {
-		return nil, err
-	}
-	// Mode, shell policy and allowed commands live on the session (updated
-	// by the set* methods); the grants hold what the user granted in turns.
-	set := sessionSettings(ss)
-	mode, err := permission.ParseMode(ss.Mode)
-	if err != nil {
-		return nil, err
-	}
-	policy, err := permission.ParseShellPolicy(set.ShellPolicy)
-	if err != nil {
-		return nil, err
-	}
-	allowed := set.AllowedCommands
-	sbCfg := set.sandboxConfig()
-	sbCfg.Hidden = []string{s.opts.DataDir} // the store, logs and other sessions' files
-	prof, err := s.profile(ctx, ss.Provider)
-	if err != nil {
-		return nil, fmt.Errorf("%w: session %s: %w", ErrConfig, h.id, err)
-	}
-	prov, model, err := s.providers.provider(ctx, prof, ss.Model)
-	if err != nil {
-		return nil, err
-	}
-	ag, err := s.agentSetupFor(ctx, h.id, ss.Agent)
+// build has the server's Engines build the session's engine, then restores
+// what the host keeps durable (compaction state, grants), sets the
+// session's bridge as approver and interactor, and lets the Engines attach
+// the rest (MCP, the embedder's OnEngine) before any turn runs on it.
+func (h *Session) build(ctx context.Context) (*engine.Engine, error) {
+	g, err := h.s.opts.Store.Grants(ctx, h.id)
 	if err != nil {
 		return nil, err
 	}
 	saver := &compactionSaver{h: h}
-	hooks := []engine.Hook{saver}
-	if vh := s.vcsHook(ctx, ss, pr.Path); vh != nil {
-		hooks = append([]engine.Hook{vh}, hooks...)
-	}
-	dir := st.SessionDir(h.id)
-	lang := s.sessionLang(ss)
-	eng, err := buildEngine(engineSpec{
-		Workspace:       pr.Path,
-		Model:           model,
-		Provider:        prov,
-		Mode:            mode,
-		AllowedCommands: allowed,
-		ShellPolicy:     policy,
-		Sandbox:         sbCfg,
-		AgentType:       ag.agentType,
-		Lang:            lang,
-		ContextWindow:   prof.ContextWindow,
-		Hooks:           hooks,
-		Messages:        msgs,
-		ToolResultDir:   toolResultDir(dir, h.id),
-		SessionDir:      dir,
-		ProjectID:       pr.ID,
-		ReasoningEffort: set.ReasoningEffort,
-		Watcher:         s.watcher(pr.ID, pr.Path),
-	}, h)
+	eng, err := h.s.opts.Engines.Build(ctx, h, []engine.Hook{saver})
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", h.id, err)
+		return nil, err
 	}
 	saver.eng.Store(eng)
-	if ws := eng.Permissions().Workspace(); ws != nil {
-		// The session's agent decides the system prompt: a stored history
-		// starts with the one it was saved with, which may be another
-		// agent's.
-		eng.SetSystemPrompt(ag.instructions(ws.Root(), lang))
-	}
 	h.restoreCompaction(ctx, eng)
 	perms := eng.Permissions()
-	for _, sg := range sessionGrantsOf(g) {
+	for _, sg := range SessionGrantsOf(g) {
 		perms.RestoreGrant(sg)
 	}
 	if ws := perms.Workspace(); ws != nil {
@@ -141,31 +80,14 @@ func (s *Server) newEngine(ctx context.Context, h *sessionHost) (*engine.Engine,
 			// Exactly the path the user granted: one that resolves elsewhere
 			// now (replaced by a link) is dropped.
 			if err := ws.GrantExact(d.Path, d.Writable); err != nil {
-				s.log.Warn("restore directory grant", "session", h.id, "dir", d.Path, "err", err)
+				h.s.log.Warn("restore directory grant", "session", h.id, "dir", d.Path, "err", err)
 			}
 		}
 	}
 	eng.SetApprover(h.approve)
 	eng.SetInteractor(interactor{h})
-	s.attachMCP(eng, pr.ID)
-	if s.opts.OnEngine != nil {
-		s.opts.OnEngine(h.id, eng)
-	}
+	h.s.opts.Engines.Attach(h, eng)
 	return eng, nil
-}
-
-// toolResultDir is where a session's over-budget tool results are spilled:
-// <TOOL_RESULT_DIR>/<sessionId> when TOOL_RESULT_DIR is set (a folder per
-// session, so no session reads another's results), else the session's own
-// folder. The engine grants it to the session read-only, so the model can
-// read_file the path it is given.
-func toolResultDir(sessionDir, sessionID string) string {
-	if root := os.Getenv("TOOL_RESULT_DIR"); root != "" {
-		if abs, err := filepath.Abs(root); err == nil {
-			return filepath.Join(abs, sessionID)
-		}
-	}
-	return filepath.Join(sessionDir, "tool-results")
 }
 
 // grantsOf reads an engine's permission state in the store's shape.
@@ -195,13 +117,13 @@ func grantsOf(eng *engine.Engine) store.Grants {
 	return g
 }
 
-// saveGrants persists the engine's permission state.
-func (h *sessionHost) saveGrants(ctx context.Context, eng *engine.Engine) error {
+// SaveGrants persists the engine's permission state.
+func (h *Session) SaveGrants(ctx context.Context, eng *engine.Engine) error {
 	return h.s.opts.Store.SaveGrants(ctx, h.id, grantsOf(eng))
 }
 
 // saveGrantsIfNew persists the grants after an always_* answer.
-func (h *sessionHost) saveGrantsIfNew(eng *engine.Engine) {
+func (h *Session) saveGrantsIfNew(eng *engine.Engine) {
 	h.mu.Lock()
 	dirty := h.grantsNew
 	h.grantsNew = false
@@ -209,7 +131,7 @@ func (h *sessionHost) saveGrantsIfNew(eng *engine.Engine) {
 	if !dirty {
 		return
 	}
-	if err := h.saveGrants(h.s.ctx, eng); err != nil {
+	if err := h.SaveGrants(h.s.ctx, eng); err != nil {
 		h.s.log.Warn("save grants", "session", h.id, "err", err)
 	}
 }
@@ -219,7 +141,7 @@ func (h *sessionHost) saveGrantsIfNew(eng *engine.Engine) {
 // profile) continues with the same summary and counters.
 type compactionSaver struct {
 	engine.BaseHook
-	h   *sessionHost
+	h   *Session
 	eng atomic.Pointer[engine.Engine] // set right after the engine is built
 }
 
@@ -242,7 +164,7 @@ func (c *compactionSaver) OnTurnEnd(string, int, []string) {
 
 // restoreCompaction loads the session's saved compaction state into a new
 // engine.
-func (h *sessionHost) restoreCompaction(ctx context.Context, eng *engine.Engine) {
+func (h *Session) restoreCompaction(ctx context.Context, eng *engine.Engine) {
 	cp := eng.Compactor()
 	if cp == nil {
 		return
@@ -257,4 +179,16 @@ func (h *sessionHost) restoreCompaction(ctx context.Context, eng *engine.Engine)
 	if err := cp.Restore(state); err != nil {
 		h.s.log.Warn("restore compaction state", "session", h.id, "err", err)
 	}
+}
+
+// SessionGrantsOf reads the stored grants in the permission engine's shape.
+func SessionGrantsOf(g store.Grants) []permission.SessionGrant {
+	out := make([]permission.SessionGrant, 0, len(g.SessionTools)+len(g.SessionCommands))
+	for _, t := range g.SessionTools {
+		out = append(out, permission.SessionGrant{Kind: permission.GrantTool, Name: t, GrantedAt: g.GrantTimes.Tools[t]})
+	}
+	for _, c := range g.SessionCommands {
+		out = append(out, permission.SessionGrant{Kind: permission.GrantCommand, Name: c, GrantedAt: g.GrantTimes.Commands[c]})
+	}
+	return out
 }

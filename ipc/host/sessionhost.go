@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"context"
@@ -34,28 +34,30 @@ func (s hostState) String() string {
 	return fmt.Sprintf("hostState(%d)", int(s))
 }
 
-type jobKind int
+// JobKind is what a queued turn does.
+type JobKind int
 
+// The kinds of queued turns.
 const (
-	jobStart jobKind = iota
-	jobRetry
-	jobResume
+	JobStart  JobKind = iota // a new turn with Input
+	JobRetry                 // the failed turn ID again
+	JobResume                // the suspended turn From, continued as ID
 )
 
-// turnJob is a queued turn.
-type turnJob struct {
-	kind  jobKind
-	id    string // turn id (a resumed suspended turn keeps its own)
-	from  string // for resume: the turn whose unanswered calls continue
-	input engine.Input
+// Job is a queued turn.
+type Job struct {
+	Kind  JobKind
+	ID    string // turn id (a resumed suspended turn keeps its own)
+	From  string // for resume: the turn whose unanswered calls continue
+	Input engine.Input
 }
 
-// sessionHost is one session in this process: its subscribers, its turn
+// Session is one session in this process: its subscribers, its turn
 // queue and runner, its waiting requests and, once a turn needs it, its
 // engine. Hosts are created on first use and live until the session is
 // deleted or the server closes.
-type sessionHost struct {
-	s         *Server
+type Session struct {
+	s         *Sessions
 	id        string
 	projectID string
 	rec       *store.Recorder
@@ -71,9 +73,9 @@ type sessionHost struct {
 	// stopTurn cancels the current turn's context: turn.interrupt works
 	// before the engine is loaded or has started the turn, too.
 	stopTurn  context.CancelFunc
-	queue     []turnJob
+	queue     []Job
 	committed int64 // last seq committed (and broadcast)
-	subs      map[*subscription]struct{}
+	subs      map[*Subscription]struct{}
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
 	awaiting  int                    // number of waiters (state is awaiting while > 0)
 	closed    bool
@@ -86,13 +88,13 @@ type sessionHost struct {
 	preAnswered map[string][]byte
 }
 
-// host returns the session's host, creating it (without an engine) on first
-// use. It fails with ErrNotFound for an unknown session.
-func (s *Server) host(ctx context.Context, id string) (*sessionHost, error) {
+// Session returns the session's host, creating it (without an engine) on
+// first use. It fails with the store's ErrNotFound for an unknown session.
+func (s *Sessions) Session(ctx context.Context, id string) (*Session, error) {
 	if id == "" {
-		return nil, invalidField("sessionId", "required")
+		return nil, fmt.Errorf("%w: sessionId: required", ErrInvalid)
 	}
-	if h := s.loadedHost(id); h != nil {
+	if h := s.Loaded(id); h != nil {
 		return h, nil
 	}
 	ss, err := s.opts.Store.Session(ctx, id)
@@ -103,16 +105,15 @@ func (s *Server) host(ctx context.Context, id string) (*sessionHost, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := sessionSettings(ss)
-	h := &sessionHost{
+	h := &Session{
 		s:           s,
 		id:          id,
 		projectID:   ss.ProjectID,
 		committed:   last,
-		subs:        map[*subscription]struct{}{},
+		subs:        map[*Subscription]struct{}{},
 		waiters:     map[string]chan []byte{},
 		preAnswered: map[string][]byte{},
-		timeout:     time.Duration(set.ApprovalTimeoutMS) * time.Millisecond,
+		timeout:     s.opts.ApprovalTimeout(ss),
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,19 +127,25 @@ func (s *Server) host(ctx context.Context, id string) (*sessionHost, error) {
 	return h, nil
 }
 
-// loadedHost returns the host of a session if it exists in this process.
-func (s *Server) loadedHost(id string) *sessionHost {
+// Loaded returns the host of a session if it exists in this process.
+func (s *Sessions) Loaded(id string) *Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sessions[id]
 }
 
-func (h *sessionHost) setStateLocked(st hostState) {
+// ID is the session's id.
+func (h *Session) ID() string { return h.id }
+
+// ProjectID is the id of the session's project.
+func (h *Session) ProjectID() string { return h.projectID }
+
+func (h *Session) setStateLocked(st hostState) {
 	h.state = st
 }
 
-// currentTurn is the id of the turn the runner works on ("" when idle).
-func (h *sessionHost) currentTurn() string {
+// CurrentTurn is the id of the turn the runner works on ("" when idle).
+func (h *Session) CurrentTurn() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.state == hostIdle {
@@ -147,15 +154,16 @@ func (h *sessionHost) currentTurn() string {
 	return h.current
 }
 
-func (h *sessionHost) running() bool {
+// Running reports whether a turn runs or is queued.
+func (h *Session) Running() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.state != hostIdle
 }
 
-// enqueue adds a turn to the queue and starts the runner when idle. It
+// Enqueue adds a turn to the queue and starts the runner when idle. It
 // reports the position in the queue (0: starts now).
-func (h *sessionHost) enqueue(job turnJob) (int, error) {
+func (h *Session) Enqueue(job Job) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -176,7 +184,7 @@ func (h *sessionHost) enqueue(job turnJob) (int, error) {
 }
 
 // run works through the queue, one turn at a time.
-func (h *sessionHost) run() {
+func (h *Session) run() {
 	for {
 		h.mu.Lock()
 		if len(h.queue) == 0 || h.closed {
@@ -188,7 +196,7 @@ func (h *sessionHost) run() {
 		}
 		job := h.queue[0]
 		h.queue = h.queue[1:]
-		h.current = job.id
+		h.current = job.ID
 		ctx, cancel := context.WithCancel(h.s.ctx)
 		h.stopTurn = cancel
 		h.mu.Unlock()
@@ -205,28 +213,28 @@ func (h *sessionHost) run() {
 // with turn.interrupt. The engine loads under the server's context, so
 // that an interrupt before the turn started still gives the turn its
 // turn_start, interrupted and turn_end events.
-func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
+func (h *Session) runTurn(ctx context.Context, job Job) {
 	eng, err := h.engine(h.s.ctx, true)
 	if err != nil {
 		h.s.log.Warn("load engine", "session", h.id, "err", err)
-		h.recordFailure(job.id, err, "engine_unavailable")
+		h.recordFailure(job.ID, err, "engine_unavailable")
 		return
 	}
 	var events iter.Seq[engine.Event]
-	switch job.kind {
-	case jobStart:
-		events = eng.Run(ctx, job.input)
-	case jobRetry:
-		events = eng.RetryTurn(ctx, job.id)
-	case jobResume:
+	switch job.Kind {
+	case JobStart:
+		events = eng.Run(ctx, job.Input)
+	case JobRetry:
+		events = eng.RetryTurn(ctx, job.ID)
+	case JobResume:
 		// Calls that had started when the process died are never run again.
-		started, err := h.s.opts.Store.StartedCalls(ctx, h.id, job.from)
+		started, err := h.s.opts.Store.StartedCalls(ctx, h.id, job.From)
 		if err != nil {
 			h.s.log.Warn("started calls", "session", h.id, "err", err)
-			h.recordFailure(job.id, err, "engine_unavailable")
+			h.recordFailure(job.ID, err, "engine_unavailable")
 			return
 		}
-		events = eng.ResumeTurnStarted(ctx, job.id, started)
+		events = eng.ResumeTurnStarted(ctx, job.ID, started)
 	}
 	completed, interrupted, yielded := false, false, false
 	for ev := range events {
@@ -253,13 +261,13 @@ func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
 			h.saveGrantsIfNew(eng)
 		}
 	}
-	if !yielded && job.kind != jobResume {
+	if !yielded && job.Kind != JobResume {
 		// A retry whose error another retry already cleared: the turn id
 		// was given out, so it still gets its one turn_end.
-		h.recordFailure(job.id, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry), "nothing_to_retry")
+		h.recordFailure(job.ID, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry), "nothing_to_retry")
 		return
 	}
-	if completed && job.kind == jobStart {
+	if completed && job.Kind == JobStart {
 		h.maybeName(eng)
 	}
 	if interrupted {
@@ -276,7 +284,7 @@ func (h *sessionHost) runTurn(ctx context.Context, job turnJob) {
 
 // answeredBefore reports whether ev is an interactive event whose tool call
 // was answered before a restart (see preAnswered).
-func (h *sessionHost) answeredBefore(ev engine.Event) bool {
+func (h *Session) answeredBefore(ev engine.Event) bool {
 	if !ev.Type.Interactive() {
 		return false
 	}
@@ -288,7 +296,7 @@ func (h *sessionHost) answeredBefore(ev engine.Event) bool {
 }
 
 // record hands an event to the store; it is broadcast after the commit.
-func (h *sessionHost) record(eng *engine.Engine, ev engine.Event) {
+func (h *Session) record(eng *engine.Engine, ev engine.Event) {
 	in, err := eventInput(h.rec, ev, eng.Messages)
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
@@ -298,7 +306,7 @@ func (h *sessionHost) record(eng *engine.Engine, ev engine.Event) {
 }
 
 // committedEvent runs on the store's writer goroutine after the commit.
-func (h *sessionHost) committedEvent(ev store.Event, err error) {
+func (h *Session) committedEvent(ev store.Event, err error) {
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "err", err)
 		return
@@ -308,11 +316,10 @@ func (h *sessionHost) committedEvent(ev store.Event, err error) {
 
 // recordFailure records an error and a turn_end for a turn that could not
 // start (no engine), so that clients see it end.
-func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
+func (h *Session) recordFailure(turnID string, cause error, reason string) {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
-	we := wireError(cause)
 	errType := "engine"
-	if we.Code == CodeConfig {
+	if h.s.opts.IsConfigError(cause) {
 		errType = "config"
 	}
 	// Like the engine's own, both carry the turn's taskId.
@@ -331,16 +338,16 @@ func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 	}
 }
 
-// interrupt stops the running turn and drops the queued ones; it returns
+// Interrupt stops the running turn and drops the queued ones; it returns
 // whether a turn was running and the ids of the dropped turns.
-func (h *sessionHost) interrupt() (bool, []string) {
+func (h *Session) Interrupt() (bool, []string) {
 	h.mu.Lock()
 	eng := h.eng
 	running := h.state != hostIdle
 	stop := h.stopTurn
 	dropped := make([]string, 0, len(h.queue))
 	for _, j := range h.queue {
-		dropped = append(dropped, j.id)
+		dropped = append(dropped, j.ID)
 	}
 	h.queue = nil
 	h.mu.Unlock()
@@ -355,9 +362,10 @@ func (h *sessionHost) interrupt() (bool, []string) {
 	return running, dropped
 }
 
-// interruptAll is interrupt for shutdown and disconnects: a turn that waits
-// for an answer is suspended instead (it stays resumable after a restart).
-func (h *sessionHost) interruptAll() {
+// InterruptAll is Interrupt for shutdown and disconnects: a turn that waits
+// for an answer is suspended instead when the server is closing (it stays
+// resumable after a restart).
+func (h *Session) InterruptAll() {
 	h.mu.Lock()
 	eng := h.eng
 	h.queue = nil
@@ -373,8 +381,8 @@ func (h *sessionHost) interruptAll() {
 	eng.Interrupt()
 }
 
-// waitIdle waits until the runner exits or ctx ends.
-func (h *sessionHost) waitIdle(ctx context.Context) error {
+// WaitIdle waits until the runner exits or ctx ends.
+func (h *Session) WaitIdle(ctx context.Context) error {
 	h.mu.Lock()
 	done := h.runDone
 	idle := h.state == hostIdle
@@ -390,9 +398,9 @@ func (h *sessionHost) waitIdle(ctx context.Context) error {
 	}
 }
 
-// close releases the engine (killing its shell tasks) and ends the
+// Close releases the engine (killing its shell tasks) and ends the
 // subscriptions. The runner must have exited.
-func (h *sessionHost) close() error {
+func (h *Session) Close() error {
 	h.mu.Lock()
 	h.closed = true
 	eng := h.eng
@@ -408,9 +416,9 @@ func (h *sessionHost) close() error {
 	return nil
 }
 
-// unloadIfIdle closes the engine of an idle session (it is reloaded from the
+// UnloadIfIdle closes the engine of an idle session (it is reloaded from the
 // store on the next turn). It reports whether it did.
-func (h *sessionHost) unloadIfIdle() bool {
+func (h *Session) UnloadIfIdle() bool {
 	h.mu.Lock()
 	if h.state != hostIdle || h.eng == nil {
 		h.mu.Unlock()
@@ -425,26 +433,83 @@ func (h *sessionHost) unloadIfIdle() bool {
 	return true
 }
 
-// unloadIdle releases the idle engines of a project's sessions.
-func (s *Server) unloadIdle(projectID string) {
-	s.mu.Lock()
-	hosts := make([]*sessionHost, 0, len(s.sessions))
-	for _, h := range s.sessions {
-		hosts = append(hosts, h)
-	}
-	s.mu.Unlock()
-	for _, h := range hosts {
+// UnloadIdle releases the idle engines of a project's sessions.
+func (s *Sessions) UnloadIdle(projectID string) {
+	for _, h := range s.All() {
 		h.mu.Lock()
 		mine := h.eng != nil && h.projectID == projectID
 		h.mu.Unlock()
 		if mine {
-			h.unloadIfIdle()
+			h.UnloadIfIdle()
 		}
 	}
 }
 
-func (s *Server) isClosing() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+// Loaded returns the session's engine, nil when none is loaded.
+func (h *Session) Loaded() *engine.Engine {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.eng
+}
+
+// Queued is the number of turns waiting behind the running one.
+func (h *Session) Queued() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.queue)
+}
+
+// MarkReload makes a loaded engine be rebuilt from the store before the
+// session's next turn (never under a running one).
+func (h *Session) MarkReload() {
+	h.mu.Lock()
+	if h.eng != nil {
+		h.reload = true
+	}
+	h.mu.Unlock()
+}
+
+// SetApprovalTimeout changes the approval timeout of the requests asked
+// from now on.
+func (h *Session) SetApprovalTimeout(d time.Duration) {
+	h.mu.Lock()
+	h.timeout = d
+	h.mu.Unlock()
+}
+
+// LockLoad holds off engine loading until UnlockLoad: the grant methods
+// read and change grants with it held, so that a load never interleaves.
+func (h *Session) LockLoad() { h.loadMu.Lock() }
+
+// UnlockLoad ends LockLoad.
+func (h *Session) UnlockLoad() { h.loadMu.Unlock() }
+
+// LockResume serializes the resume-after-last-answer check (a request's
+// answer, ending a suspended turn) until UnlockResume.
+func (h *Session) LockResume() { h.resumeMu.Lock() }
+
+// UnlockResume ends LockResume.
+func (h *Session) UnlockResume() { h.resumeMu.Unlock() }
+
+// RecordSessionEvent records an event that belongs to no turn.
+func (h *Session) RecordSessionEvent(ev engine.Event) {
+	in, err := eventInput(h.rec, ev, nil)
+	if err != nil {
+		return
+	}
+	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+}
+
+// Record records an event of turn turnID outside the runner (the end of a
+// suspended turn); closePending closes the session's open requests in the
+// event's transaction.
+func (h *Session) Record(ev engine.Event, turnID string, closePending bool) error {
+	in, err := eventInput(h.rec, ev, nil)
+	if err != nil {
+		return err
+	}
+	in.TurnID = turnID
+	in.ClosePending = closePending
+	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	return nil
 }

@@ -1,4 +1,4 @@
-package ipc
+package host
 
 import (
 	"context"
@@ -48,7 +48,7 @@ var denyResponse = json.RawMessage(`{"outcome":"deny"}`)
 // await blocks until the request is answered, ctx ends or the approval
 // timeout passes, and returns the response. callID lets a resumed turn reuse
 // an answer given to the request of the turn that died.
-func (h *sessionHost) await(ctx context.Context, requestID, callID string, timed bool) (json.RawMessage, error) {
+func (h *Session) await(ctx context.Context, requestID, callID string, timed bool) (json.RawMessage, error) {
 	st := h.s.opts.Store
 	ch := make(chan []byte, 1)
 	h.mu.Lock()
@@ -115,10 +115,10 @@ func (h *sessionHost) await(ctx context.Context, requestID, callID string, timed
 	}
 }
 
-// deliver hands an answer to the turn waiting for it; it reports false when
+// Deliver hands an answer to the turn waiting for it; it reports false when
 // no turn of this process waits (the engine is not loaded, e.g. after a
 // restart).
-func (h *sessionHost) deliver(requestID, callID string, resp []byte) bool {
+func (h *Session) Deliver(requestID, callID string, resp []byte) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch, ok := h.waiters[requestID]; ok {
@@ -135,7 +135,7 @@ func (h *sessionHost) deliver(requestID, callID string, resp []byte) bool {
 }
 
 // approve is the engine's Approver.
-func (h *sessionHost) approve(ctx context.Context, req permission.Request) (permission.Outcome, error) {
+func (h *Session) approve(ctx context.Context, req permission.Request) (permission.Outcome, error) {
 	resp, err := h.await(ctx, req.RequestID, req.ToolCallID, true)
 	if err != nil {
 		return permission.OutcomeDeny, err
@@ -157,7 +157,7 @@ func (h *sessionHost) approve(ctx context.Context, req permission.Request) (perm
 }
 
 // interactor is the engine's interact.Handlers for one session.
-type interactor struct{ h *sessionHost }
+type interactor struct{ h *Session }
 
 var _ interact.Handlers = interactor{}
 

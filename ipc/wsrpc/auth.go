@@ -89,7 +89,6 @@ func (e *Endpoint) hostAllowed(host string) bool {
 	return false
 }
 
-
 // requestToken finds the token in the Authorization header or in an offered
 // token subprotocol.
 func requestToken(r *http.Request) (string, bool) {

@@ -27,66 +27,59 @@ type VCSOptions struct {
 }
 
 // vcsHook connects a SessionVCS to the turn lifecycle (the seed's VcsHook):
-// OnTurnStart takes the before-turn snapshot and OnTurnEnd records the turn.
-// The before-turn snapshot runs beside the turn's first model request (it
-// is off the path from turn_start to llm_request): the workspace changes
-// only through tools, so OnToolStarted waits for it, and so does
-// OnTurnEnd. Callbacks run on the engine's goroutine, each snapshot bounded
-// by VCSHookTimeout; failures are logged, never returned or panicked.
+// the before-turn snapshot is taken when the turn's first tool starts, and
+// OnTurnEnd records the turn. The workspace changes only through tools, so
+// a snapshot at the first tool is the turn's base, and a turn that runs no
+// tool (a chat turn) runs no git at all: nothing of it is on the path from
+// turn_start to the model's first request. Changes made meanwhile by
+// someone else are recorded by the next snapshot, as before. Callbacks run
+// on the engine's goroutine, each snapshot bounded by VCSHookTimeout;
+// failures are logged, never returned or panicked.
 type vcsHook struct {
 	BaseHook
 	s   *vcs.SessionVCS
 	log *slog.Logger
 
-	mu    sync.Mutex    // guards begun
-	begun chan struct{} // closed when the turn's before snapshot is taken; nil when none runs
+	mu    sync.Mutex // guards begun
+	begun bool       // the running turn's before snapshot was taken
 }
 
 var _ Hook = (*vcsHook)(nil)
 
 // NewVCSHook returns the hook that snapshots each turn of s. Compose it with
-// the caller's own hook (CompositeHook); agent.NewDefault does so for
-// agent.DefaultOptions.VCS.
+// the caller's own hook (CompositeHook); NewDefault does so for
+// DefaultOptions.VCS.
 func NewVCSHook(s *vcs.SessionVCS) Hook {
 	return &vcsHook{s: s, log: slog.Default().With("component", "vcs")}
 }
 
-// OnTurnStart starts the snapshot of the workspace before the turn.
+// OnTurnStart starts a turn without a snapshot yet.
 func (h *vcsHook) OnTurnStart(string) {
-	if h == nil || !h.s.Enabled() {
-		return
-	}
-	h.waitBegun() // a turn that ended without OnTurnEnd
-	done := make(chan struct{})
 	h.mu.Lock()
-	h.begun = done
+	h.begun = false
 	h.mu.Unlock()
-	go func() {
-		defer close(done)
+}
+
+// OnToolStarted snapshots the workspace before the turn's first tool runs.
+func (h *vcsHook) OnToolStarted(string) {
+	h.mu.Lock()
+	first := !h.begun
+	h.begun = true
+	h.mu.Unlock()
+	if first {
 		h.run("begin turn", func(ctx context.Context) error { return h.s.BeginTurn(ctx) })
-	}()
-}
-
-// OnToolStarted waits for the before snapshot: the tool may change the
-// workspace.
-func (h *vcsHook) OnToolStarted(string) { h.waitBegun() }
-
-// OnTurnEnd records the turn when it changed something.
-func (h *vcsHook) OnTurnEnd(status string, _ int, _ []string) {
-	h.waitBegun()
-	h.run("commit turn", func(ctx context.Context) error { return h.s.CommitTurn(ctx, status) })
-}
-
-// waitBegun waits until the running turn's before snapshot is taken.
-func (h *vcsHook) waitBegun() {
-	if h == nil {
-		return
 	}
+}
+
+// OnTurnEnd records the turn when it changed something (a turn that ran no
+// tool changed nothing).
+func (h *vcsHook) OnTurnEnd(status string, _ int, _ []string) {
 	h.mu.Lock()
-	done := h.begun
+	begun := h.begun
+	h.begun = false
 	h.mu.Unlock()
-	if done != nil {
-		<-done
+	if begun {
+		h.run("commit turn", func(ctx context.Context) error { return h.s.CommitTurn(ctx, status) })
 	}
 }
 

@@ -64,6 +64,7 @@ func TestVCSHookLogsFailuresAndNeverPanics(t *testing.T) {
 	h.log = slog.New(slog.NewTextHandler(&logs, nil))
 	require.NotPanics(t, func() {
 		h.OnTurnStart("x")
+		h.OnToolStarted("write_file")
 		h.OnTurnEnd("completed", 1, nil)
 	})
 	require.Contains(t, logs.String(), "vcs snapshot failed")
@@ -71,6 +72,33 @@ func TestVCSHookLogsFailuresAndNeverPanics(t *testing.T) {
 
 	// A hook over an off session, or over no session, does nothing.
 	off := NewVCSHook(vcs.NewSession(vcs.ResolvePlan(context.Background(), ws, vcs.Config{}), "off"))
-	require.NotPanics(t, func() { off.OnTurnStart("x"); off.OnTurnEnd("completed", 1, nil) })
-	require.NotPanics(t, func() { NewVCSHook(nil).OnTurnEnd("completed", 1, nil) })
+	require.NotPanics(t, func() { off.OnTurnStart("x"); off.OnToolStarted("x"); off.OnTurnEnd("completed", 1, nil) })
+	require.NotPanics(t, func() { NewVCSHook(nil).OnToolStarted("x"); NewVCSHook(nil).OnTurnEnd("completed", 1, nil) })
+}
+
+// A turn that runs no tool takes no snapshot: a file changed meanwhile by
+// someone else is not the turn's, and is recorded by the next snapshot.
+func TestVCSHookChatTurnTakesNoSnapshot(t *testing.T) {
+	ctx := context.Background()
+	ws := vcsTemp(t)
+	p := vcs.ResolvePlan(ctx, ws, vcs.Config{ShadowRoot: vcsTemp(t), Mode: vcs.ModeShadow})
+	require.True(t, p.Enabled(), "plan: %+v", p)
+	s := vcs.NewSession(p, "chat")
+	h := NewVCSHook(s)
+	h.OnTurnStart("hello")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "user.txt"), []byte("the user's\n"), 0o644))
+	h.OnTurnEnd("completed", 1, nil)
+	turns, err := s.ListTurns(ctx)
+	require.NoError(t, err)
+	require.Empty(t, turns, "a chat turn is never a numbered turn")
+
+	h.OnTurnStart("make a file")
+	h.OnToolStarted("write_file")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "made.txt"), []byte("made\n"), 0o644))
+	h.OnTurnEnd("completed", 2, []string{"made.txt"})
+	turns, err = s.ListTurns(ctx)
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+	require.Len(t, turns[0].Files, 1, "only the tool's file is the turn's")
+	require.Equal(t, "made.txt", turns[0].Files[0].Path)
 }

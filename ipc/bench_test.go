@@ -49,7 +49,16 @@ func BenchmarkDeltaEventsInProcess(b *testing.B) {
 				continue
 			}
 			if bytes.Contains(n.Params, []byte(`"type":"assistant_delta"`)) {
-				total++
+				// One rune per model delta; several may share a frame.
+				var ev struct {
+					Data struct {
+						Text string `json:"text"`
+					} `json:"data"`
+				}
+				if err := json.Unmarshal(n.Params, &ev); err != nil {
+					b.Fatal(err)
+				}
+				total += len(ev.Data.Text)
 			}
 			if bytes.Contains(n.Params, []byte(`"type":"turn_end"`)) {
 				break

@@ -18,7 +18,10 @@ import (
 func TestSlowSubscriberIsDropped(t *testing.T) {
 	ts := startServer(t,
 		withProvider(scripted.New(scripted.Response{Text: strings.Repeat("y", 200), ChunkSize: 1})),
-		func(o *Options) { o.SubscriberBuffer = 4 },
+		// One live event: a turn has at least six events (its deltas may be
+		// coalesced into one), so the stuck subscriber overflows whatever
+		// the store's pace.
+		func(o *Options) { o.SubscriberBuffer = 1 },
 	)
 	c := ts.dial(t)
 	sid := ts.session(t, c, nil)

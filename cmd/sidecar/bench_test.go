@@ -172,7 +172,16 @@ func BenchmarkDeltaEventsPerSecond(b *testing.B) {
 			continue
 		}
 		if bytes.Contains(notif.Params, []byte(`"type":"assistant_delta"`)) {
-			n++
+			// One rune per model delta; several may share a frame.
+			var ev struct {
+				Data struct {
+					Text string `json:"text"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(notif.Params, &ev); err != nil {
+				b.Fatal(err)
+			}
+			n += len(ev.Data.Text)
 		}
 		if bytes.Contains(notif.Params, []byte(`"type":"turn_end"`)) {
 			break

@@ -18,7 +18,7 @@ const namingTimeout = 30 * time.Second
 // names sessions; scripted and demo providers leave the title empty. It runs
 // on its own goroutine (owned by the server) so the turn queue never waits.
 func (h *Session) maybeName(eng *engine.Engine) {
-	if _, real := eng.Provider().(*openai.Provider); !real {
+	if _, real := eng.Provider().(*openai.Provider); !real || h.titled.Load() {
 		return
 	}
 	h.s.wg.Go(func() {
@@ -26,7 +26,11 @@ func (h *Session) maybeName(eng *engine.Engine) {
 		defer cancel()
 		st := h.s.opts.Store
 		ss, err := st.Session(ctx, h.id)
-		if err != nil || ss.Title != "" || ss.TitleSource != "auto" {
+		if err != nil {
+			return
+		}
+		if ss.Title != "" || ss.TitleSource != "auto" {
+			h.titled.Store(true) // a title never goes back to automatic: no more reads
 			return
 		}
 		name, err := eng.GenerateName(ctx)
@@ -46,6 +50,7 @@ func (h *Session) maybeName(eng *engine.Engine) {
 		if err != nil || !named {
 			return
 		}
+		h.titled.Store(true)
 		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: name, Source: "auto"}})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
@@ -62,6 +63,7 @@ type Session struct {
 	projectID string
 	rec       *store.Recorder
 	deltas    deltaCoalescer // merges a stream's deltas (has its own lock)
+	titled    atomic.Bool    // the session has a title: maybeName has nothing to do
 
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check

@@ -36,16 +36,19 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 	next := &encodedHistory{msgs: make([]llm.Message, len(h)), enc: out}
 	for i, m := range h {
 		m.Attachments = nil
-		next.msgs[i] = m
 		if prev != nil && i < len(prev.msgs) && sameMessage(&prev.msgs[i], &m) {
-			out[i] = prev.enc[i]
+			next.msgs[i], out[i] = prev.msgs[i], prev.enc[i]
 			continue
 		}
 		b, err := marshalMessage(i, m)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = b
+		// The cache keeps its own slices: a caller that changes a tool call
+		// in place must not change the cached copy with it.
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		m.AttachmentRefs = slices.Clone(m.AttachmentRefs)
+		next.msgs[i], out[i] = m, b
 	}
 	c.mu.Lock()
 	if c.sessions == nil || len(c.sessions) >= maxCachedHistories {

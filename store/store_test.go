@@ -572,4 +572,12 @@ func TestCheckpointCacheStoresTheSameHistory(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, "step %d", i)
 	}
+	// A tool call changed in place (same backing array) is seen as changed.
+	last := steps[len(steps)-1]
+	last[0].ToolCalls[0].Arguments = `{"path":"c"}`
+	_, err := s.Append(ctx, sid, EventInput{Type: "iteration_end", History: last})
+	require.NoError(t, err)
+	got, err := s.Messages(ctx, sid)
+	require.NoError(t, err)
+	require.Equal(t, `{"path":"c"}`, got[0].ToolCalls[0].Arguments)
 }

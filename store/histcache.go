@@ -15,17 +15,25 @@ import (
 // field for field the one encoded before (the strings are compared, which
 // is cheap for the engine's own copies: they share their bytes).
 type historyCache struct {
-	mu       sync.Mutex // guards sessions
+	mu       sync.Mutex // guards sessions, size
 	sessions map[string]*encodedHistory
+	size     int // encoded bytes of all entries
 }
 
 type encodedHistory struct {
 	msgs []llm.Message // Attachments cleared, as encoded
 	enc  [][]byte
+	size int // encoded bytes
 }
 
-// maxCachedHistories bounds the cache; past it, it starts again.
-const maxCachedHistories = 64
+// The cache is for the sessions streaming now: past either bound it starts
+// again from the entry being added (an entry also keeps its messages'
+// strings alive after the engine let them go). A history compaction keeps
+// within a model's window encodes to well under a megabyte.
+const (
+	maxCachedHistories    = 16
+	maxCachedHistoryBytes = 8 << 20
+)
 
 // encode is marshalHistory with the session's cache.
 func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, error) {
@@ -50,11 +58,23 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 		m.AttachmentRefs = slices.Clone(m.AttachmentRefs)
 		next.msgs[i], out[i] = m, b
 	}
+	for _, b := range out {
+		next.size += len(b)
+	}
+	if next.size > maxCachedHistoryBytes {
+		c.forget(sessionID)
+		return out, nil
+	}
 	c.mu.Lock()
-	if c.sessions == nil || len(c.sessions) >= maxCachedHistories {
-		c.sessions = map[string]*encodedHistory{}
+	if old := c.sessions[sessionID]; old != nil {
+		c.size -= old.size
+		delete(c.sessions, sessionID)
+	}
+	if c.sessions == nil || len(c.sessions) >= maxCachedHistories || c.size+next.size > maxCachedHistoryBytes {
+		c.sessions, c.size = map[string]*encodedHistory{}, 0
 	}
 	c.sessions[sessionID] = next
+	c.size += next.size
 	c.mu.Unlock()
 	return out, nil
 }
@@ -62,7 +82,10 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 // forget drops a session's entry (it was deleted).
 func (c *historyCache) forget(sessionID string) {
 	c.mu.Lock()
-	delete(c.sessions, sessionID)
+	if old := c.sessions[sessionID]; old != nil {
+		c.size -= old.size
+		delete(c.sessions, sessionID)
+	}
 	c.mu.Unlock()
 }
 

@@ -8,6 +8,12 @@ import (
 	"github.com/zqagent/sidecar/llm"
 )
 
+// The statuses the Recorder and RecoverInterrupted set.
+const (
+	statusRunning     = "running"
+	statusInterrupted = "interrupted"
+)
+
 // Recorder plugs the store into the engine: the host feeds it every event
 // of a session's turns, in order, and it stores them with group commit.
 // The engine itself stays free of SQL. A Recorder is cheap; it holds no
@@ -71,14 +77,19 @@ func (r *Recorder) Input(ev engine.Event, history func() []llm.Message) (EventIn
 		}
 		in.Pending = &PendingInput{RequestID: ids.RequestID, Kind: kindOf(ev.Type), ToolCallID: ids.ReqID}
 	case ev.Type == engine.EventTurnStart:
-		in.Status = StatusRunning
+		in.Status, in.CountTask = statusRunning, true
+	case ev.Type == engine.EventSessionNamed:
+		var d engine.SessionNamedData
+		if json.Unmarshal(data, &d) == nil && d.Name != "" {
+			in.Title = &Title{Name: d.Name, Source: d.Source}
+		}
 	case ev.Type == engine.EventTurnEnd:
 		var end struct {
 			Status string `json:"status"`
 		}
 		_ = json.Unmarshal(data, &end)
 		if end.Status == engine.StatusInterrupted {
-			in.Status = StatusInterrupted
+			in.Status = statusInterrupted
 		} else {
 			in.Status = StatusIdle
 			in.ClosePending = true

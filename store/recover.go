@@ -24,7 +24,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) ([]string, error) {
 	var ids []string
 	err := s.write(ctx, func(t *wtx) error {
 		ids = ids[:0]
-		rows, err := t.tx.QueryContext(t.ctx, "SELECT id FROM sessions WHERE status = ? ORDER BY pk", StatusRunning)
+		rows, err := t.tx.QueryContext(t.ctx, "SELECT id FROM sessions WHERE status = ? ORDER BY pk", statusRunning)
 		if err != nil {
 			return err
 		}
@@ -72,7 +72,7 @@ func (s *Store) RecoverInterrupted(ctx context.Context) ([]string, error) {
 				return err
 			}
 			pe, err := prepareEvent(EventInput{TurnID: turnID, Type: typ, Data: data,
-				Time: now, Status: StatusInterrupted})
+				Time: now, Status: statusInterrupted})
 			if err != nil {
 				return err
 			}

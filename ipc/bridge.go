@@ -63,18 +63,18 @@ func (h *sessionHost) await(ctx context.Context, requestID, callID string, timed
 		return resp, nil
 	}
 	h.waiters[requestID] = ch
-	h.awaiting++
-	h.setStateLocked(hostAwaiting)
 	timeout := h.timeout
 	h.mu.Unlock()
 	defer func() {
+		// The request's event moved the session to awaiting; the last
+		// answer moves it back to running.
 		h.mu.Lock()
 		delete(h.waiters, requestID)
-		h.awaiting--
-		if h.awaiting == 0 && h.state == hostAwaiting {
-			h.setStateLocked(hostRunning)
-		}
+		back := len(h.waiters) == 0 && h.state == StateAwaiting && !h.closed && h.transitionLocked(StateRunning) == nil
 		h.mu.Unlock()
+		if back {
+			h.persistState(StateRunning)
+		}
 	}()
 	// An answer given before the waiter was registered is in the store.
 	if p, err := st.Request(ctx, requestID); err == nil && p.Answered && p.Response != nil {

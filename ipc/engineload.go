@@ -172,9 +172,6 @@ func toolResultDir(sessionDir, sessionID string) string {
 func grantsOf(eng *engine.Engine) store.Grants {
 	p := eng.Permissions()
 	g := store.Grants{
-		Mode:            string(p.Mode()),
-		ShellPolicy:     string(p.ShellPolicy()),
-		AllowedCommands: p.AllowedCommands(),
 		SessionTools:    []string{},
 		SessionCommands: []string{},
 		GrantTimes:      store.GrantTimes{Tools: map[string]time.Time{}, Commands: map[string]time.Time{}},

@@ -79,7 +79,7 @@ func (s *Server) resumeIfAnswered(ctx context.Context, h *sessionHost, req store
 	if len(pend) > 0 || h.running() {
 		return false, nil
 	}
-	if _, err := h.enqueue(turnJob{kind: jobResume, id: req.TurnID, from: req.TurnID}); err != nil {
+	if _, err := h.enqueue(ctx, turnJob{kind: jobResume, id: req.TurnID, from: req.TurnID}); err != nil {
 		return false, err
 	}
 	return true, nil

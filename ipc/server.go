@@ -210,6 +210,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.httpSrv = hs
 	s.mu.Unlock()
+	// Turns a previous process acknowledged and never started run now.
+	if err := s.resumeQueued(s.ctx); err != nil {
+		s.log.Warn("start queued turns", "err", err)
+	}
 	err := hs.Serve(progressListener{ln})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

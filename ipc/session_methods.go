@@ -44,7 +44,7 @@ type SessionInfo struct {
 	Provider    string          `json:"provider"` // provider profile (providers.list)
 	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
 	Lang        string          `json:"lang"`     // the session's language: zh | en | zh-TW | ja | ko | es
-	Status      string          `json:"status"`   // idle | running | interrupted | suspended (interrupted with answerable requests)
+	Status      string          `json:"status"`   // the turn state: idle | interrupted | queued | running | awaiting | suspended (see TurnState)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
 	LastSeq     int64           `json:"lastSeq"`
@@ -87,14 +87,14 @@ type PendingRequestInfo struct {
 }
 
 func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo {
-	running := false
-	if h := s.loadedHost(ss.ID); h != nil {
-		running = h.running()
-	}
+	// The host's state when the session is loaded (the store has it too,
+	// maybe a write behind), else the stored one.
 	status := ss.Status
-	if status == store.StatusInterrupted && !running && s.suspended(ctx, ss.ID) {
-		status = StatusSuspended
+	if h := s.loadedHost(ss.ID); h != nil {
+		status = string(h.turnState())
 	}
+	st, _ := ParseTurnState(status)
+	running := st.Busy()
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
@@ -102,18 +102,6 @@ func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo 
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
 	}
-}
-
-// StatusSuspended is the wire status of a session whose last turn died
-// waiting for answers (stored as interrupted): its requests can still be
-// answered, and the answer resumes the turn.
-const StatusSuspended = "suspended"
-
-// suspended reports whether an interrupted session still has unanswered
-// requests (its turn is suspended, not over).
-func (s *Server) suspended(ctx context.Context, sessionID string) bool {
-	pend, err := s.opts.Store.PendingRequests(ctx, sessionID)
-	return err == nil && len(pend) > 0
 }
 
 func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {
@@ -355,11 +343,7 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 
 // recordSessionEvent records an event that belongs to no turn.
 func (h *sessionHost) recordSessionEvent(ev engine.Event) {
-	in, err := eventInput(h.rec, ev, nil)
-	if err != nil {
-		return
-	}
-	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	h.record(nil, ev)
 }
 
 // SessionSubscribeParams are the params of session.subscribe.

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -9,30 +10,10 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools/media"
 )
-
-// hostState is where a session stands in this process. It changes only in
-// setStateLocked.
-type hostState int
-
-const (
-	hostIdle     hostState = iota // no turn running or queued
-	hostRunning                   // the runner goroutine is working through the queue
-	hostAwaiting                  // a turn waits for a request.respond
-)
-
-func (s hostState) String() string {
-	switch s {
-	case hostIdle:
-		return "idle"
-	case hostRunning:
-		return "running"
-	case hostAwaiting:
-		return "awaiting"
-	}
-	return fmt.Sprintf("hostState(%d)", int(s))
-}
 
 type jobKind int
 
@@ -42,7 +23,8 @@ const (
 	jobResume
 )
 
-// turnJob is a queued turn.
+// turnJob is a queued turn (kept in the store's turn queue too, until its
+// turn_start).
 type turnJob struct {
 	kind  jobKind
 	id    string // turn id (a resumed suspended turn keeps its own)
@@ -58,16 +40,15 @@ type sessionHost struct {
 	s         *Server
 	id        string
 	projectID string
-	rec       *store.Recorder
 
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check
 
 	mu      sync.Mutex // guards the fields below
 	eng     *engine.Engine
-	reload  bool // the engine must be rebuilt before the next turn (agent changed)
-	state   hostState
-	current string // id of the running turn
+	reload  bool      // the engine must be rebuilt before the next turn (agent changed)
+	state   TurnState // changed only by transitionLocked
+	current string    // id of the running turn
 	// stopTurn cancels the current turn's context: turn.interrupt works
 	// before the engine is loaded or has started the turn, too.
 	stopTurn  context.CancelFunc
@@ -75,7 +56,6 @@ type sessionHost struct {
 	committed int64 // last seq committed (and broadcast)
 	subs      map[*subscription]struct{}
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
-	awaiting  int                    // number of waiters (state is awaiting while > 0)
 	closed    bool
 	runDone   chan struct{} // closed when the current runner exits; nil when none
 	timeout   time.Duration // approval timeout; 0 = none
@@ -104,7 +84,20 @@ func (s *Server) host(ctx context.Context, id string) (*sessionHost, error) {
 		return nil, err
 	}
 	set := sessionSettings(ss)
+	state, err := ParseTurnState(ss.Status)
+	if err != nil {
+		s.log.Error("turn state", "session", id, "err", err)
+	}
+	if state.Busy() {
+		// Not in this process yet: its queued turns are started by
+		// resumeQueued, which moves it from queued.
+		state = StateIdle
+		if ss.Status == string(StateQueued) {
+			state = StateQueued
+		}
+	}
 	h := &sessionHost{
+		state:       state,
 		s:           s,
 		id:          id,
 		projectID:   ss.ProjectID,
@@ -133,15 +126,30 @@ func (s *Server) loadedHost(id string) *sessionHost {
 	return s.sessions[id]
 }
 
-func (h *sessionHost) setStateLocked(st hostState) {
+// transitionLocked moves the session to st. An illegal move is a bug: it
+// is logged and returned, never applied.
+func (h *sessionHost) transitionLocked(st TurnState) error {
+	if err := h.state.Next(st); err != nil {
+		err = fmt.Errorf("session %s: %w", h.id, err)
+		h.s.log.Error("turn state", "session", h.id, "err", err)
+		return err
+	}
 	h.state = st
+	return nil
+}
+
+// turnState returns the session's state.
+func (h *sessionHost) turnState() TurnState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state
 }
 
 // currentTurn is the id of the turn the runner works on ("" when idle).
 func (h *sessionHost) currentTurn() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.state == hostIdle {
+	if !h.state.Busy() {
 		return ""
 	}
 	return h.current
@@ -150,22 +158,49 @@ func (h *sessionHost) currentTurn() string {
 func (h *sessionHost) running() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.state != hostIdle
+	return h.state.Busy()
 }
 
-// enqueue adds a turn to the queue and starts the runner when idle. It
-// reports the position in the queue (0: starts now).
-func (h *sessionHost) enqueue(job turnJob) (int, error) {
+// enqueue persists a turn in the store's queue (with the session's move to
+// queued, in one transaction) and then adds it to the runner's queue,
+// starting the runner when none runs. It reports the number of turns ahead
+// (0: starts now). input describes the turn for a restart (queuedInput).
+func (h *sessionHost) enqueue(ctx context.Context, job turnJob) (int, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
+	}
+	status := ""
+	if !h.state.Busy() {
+		status = string(StateQueued)
+	}
+	h.mu.Unlock()
+	kind := map[jobKind]string{jobStart: store.TurnStart, jobRetry: store.TurnRetry, jobResume: store.TurnResume}[job.kind]
+	if _, err := h.s.opts.Store.EnqueueTurn(ctx, h.id, store.QueuedTurn{TurnID: job.id, Kind: kind, From: job.from,
+		Input: queuedInput(job.input)}, status); err != nil {
+		return 0, err
+	}
+	return h.push(job)
+}
+
+// push adds a job the store already holds to the runner's queue.
+func (h *sessionHost) push(job turnJob) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
 	h.queue = append(h.queue, job)
-	if h.state != hostIdle {
+	if h.runDone != nil {
 		return len(h.queue), nil // behind the running turn and those queued before
 	}
-	h.setStateLocked(hostRunning)
+	if h.state != StateQueued {
+		if err := h.transitionLocked(StateQueued); err != nil {
+			h.queue = h.queue[:len(h.queue)-1]
+			return 0, fmt.Errorf("%w: %w", ErrConflict, err)
+		}
+	}
 	done := make(chan struct{})
 	h.runDone = done
 	h.s.wg.Go(func() {
@@ -182,8 +217,17 @@ func (h *sessionHost) run() {
 		if len(h.queue) == 0 || h.closed {
 			h.queue = nil
 			h.current = ""
-			h.setStateLocked(hostIdle)
+			h.runDone = nil
+			settle := h.state.Busy() && !h.closed
+			if settle {
+				// The last job produced no turn_end (a resume with nothing to
+				// resume): the session is at rest.
+				_ = h.transitionLocked(StateIdle)
+			}
 			h.mu.Unlock()
+			if settle {
+				h.persistState(StateIdle)
+			}
 			return
 		}
 		job := h.queue[0]
@@ -197,6 +241,16 @@ func (h *sessionHost) run() {
 		h.mu.Lock()
 		h.stopTurn = nil
 		h.mu.Unlock()
+	}
+}
+
+// persistState stores a move no event carries (the store's writer keeps
+// it behind the events before it).
+func (h *sessionHost) persistState(st TurnState) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
+	defer cancel()
+	if err := h.s.opts.Store.SetStatus(ctx, h.id, string(st)); err != nil {
+		h.s.log.Warn("store turn state", "session", h.id, "state", st, "err", err)
 	}
 }
 
@@ -287,14 +341,31 @@ func (h *sessionHost) answeredBefore(ev engine.Event) bool {
 	return ok && callID != ""
 }
 
-// record hands an event to the store; it is broadcast after the commit.
+// record hands an event to the store, with the state it moves the
+// session to; it is broadcast after the commit.
 func (h *sessionHost) record(eng *engine.Engine, ev engine.Event) {
-	in, err := eventInput(h.rec, ev, eng.Messages)
+	var history func() []llm.Message
+	if eng != nil {
+		history = eng.Messages
+	}
+	in, err := durableInput(ev, history, h.stateFor(ev))
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
 		return
 	}
 	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+}
+
+// stateFor applies the move ev makes (if any) and returns the state to
+// store with it ("" when none, or when the move is illegal).
+func (h *sessionHost) stateFor(ev engine.Event) TurnState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	to, ok := stateAfter(ev, len(h.queue) > 0)
+	if !ok || h.transitionLocked(to) != nil {
+		return ""
+	}
+	return to
 }
 
 // committedEvent runs on the store's writer goroutine after the commit.
@@ -322,12 +393,7 @@ func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 	endData.TaskID = turnID
 	evs := []engine.Event{{Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
 	for _, ev := range evs {
-		in, err := eventInput(h.rec, ev, nil)
-		if err != nil {
-			continue
-		}
-		in.TurnID = turnID
-		h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+		h.record(nil, ev)
 	}
 }
 
@@ -336,7 +402,7 @@ func (h *sessionHost) recordFailure(turnID string, cause error, reason string) {
 func (h *sessionHost) interrupt() (bool, []string) {
 	h.mu.Lock()
 	eng := h.eng
-	running := h.state != hostIdle
+	running := h.state.Busy()
 	stop := h.stopTurn
 	dropped := make([]string, 0, len(h.queue))
 	for _, j := range h.queue {
@@ -344,6 +410,13 @@ func (h *sessionHost) interrupt() (bool, []string) {
 	}
 	h.queue = nil
 	h.mu.Unlock()
+	if len(dropped) > 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
+		if _, err := h.s.opts.Store.DropQueuedTurns(ctx, h.id, "", dropped...); err != nil {
+			h.s.log.Warn("drop queued turns", "session", h.id, "err", err)
+		}
+		cancel()
+	}
 	if running {
 		if eng != nil {
 			eng.Interrupt() // marks the turn interrupted (not just cancelled)
@@ -360,8 +433,9 @@ func (h *sessionHost) interrupt() (bool, []string) {
 func (h *sessionHost) interruptAll() {
 	h.mu.Lock()
 	eng := h.eng
+	// Queued turns stay in the store: they run after a restart.
 	h.queue = nil
-	awaiting := h.state == hostAwaiting
+	awaiting := h.state == StateAwaiting
 	h.mu.Unlock()
 	if eng == nil {
 		return
@@ -377,7 +451,7 @@ func (h *sessionHost) interruptAll() {
 func (h *sessionHost) waitIdle(ctx context.Context) error {
 	h.mu.Lock()
 	done := h.runDone
-	idle := h.state == hostIdle
+	idle := !h.state.Busy()
 	h.mu.Unlock()
 	if idle || done == nil {
 		return nil
@@ -412,7 +486,7 @@ func (h *sessionHost) close() error {
 // store on the next turn). It reports whether it did.
 func (h *sessionHost) unloadIfIdle() bool {
 	h.mu.Lock()
-	if h.state != hostIdle || h.eng == nil {
+	if h.state.Busy() || h.eng == nil {
 		h.mu.Unlock()
 		return false
 	}
@@ -447,4 +521,77 @@ func (s *Server) isClosing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// queuedTurnInput is a queued turn's input as the store keeps it: the text
+// and the refs of its saved attachments (their bytes are on disk).
+type queuedTurnInput struct {
+	Text string                 `json:"text,omitempty"`
+	Refs []llm.StoredAttachment `json:"refs,omitempty"`
+}
+
+func queuedInput(in engine.Input) json.RawMessage {
+	b, _ := json.Marshal(queuedTurnInput{Text: in.Text, Refs: in.Refs}) // plain strings: cannot fail
+	return b
+}
+
+// jobOf rebuilds a stored queued turn, reading its attachments back.
+func (h *sessionHost) jobOf(qt store.QueuedTurn) (turnJob, error) {
+	job := turnJob{id: qt.TurnID, from: qt.From}
+	switch qt.Kind {
+	case store.TurnStart:
+		job.kind = jobStart
+	case store.TurnRetry:
+		job.kind = jobRetry
+	case store.TurnResume:
+		job.kind = jobResume
+	default:
+		return turnJob{}, fmt.Errorf("queued turn %s: kind %q", qt.TurnID, qt.Kind)
+	}
+	var in queuedTurnInput
+	if err := json.Unmarshal(qt.Input, &in); err != nil {
+		return turnJob{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
+	}
+	job.input = engine.Input{Text: in.Text, TaskID: qt.TurnID, Refs: in.Refs}
+	for _, r := range in.Refs {
+		name, mime, data, err := media.ReadStoredAttachment(h.s.opts.Store.SessionDir(h.id), r.Path)
+		if err != nil {
+			return turnJob{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
+		}
+		job.input.Attachments = append(job.input.Attachments, llm.Attachment{Name: name, MimeType: mime, DataURL: media.EncodeDataURL(mime, data)})
+	}
+	return job, nil
+}
+
+// resumeQueued starts the turns a previous process acknowledged and did not
+// start (the store's turn queue), in order. The server calls it once, at
+// start, after RecoverInterrupted.
+func (s *Server) resumeQueued(ctx context.Context) error {
+	ids, err := s.opts.Store.SessionsWithQueuedTurns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		h, err := s.host(ctx, id)
+		if err != nil {
+			return err
+		}
+		qts, err := s.opts.Store.QueuedTurns(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, qt := range qts {
+			job, err := h.jobOf(qt)
+			if err != nil {
+				// It can never run: it ends now, with its one turn_end.
+				s.log.Warn("queued turn", "session", id, "err", err)
+				h.recordFailure(qt.TurnID, err, "queued_turn_unreadable")
+				continue
+			}
+			if _, err := h.push(job); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -193,7 +193,7 @@ func (h *sessionHost) subscribe(sub *subscription) (upTo int64, running bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[sub] = struct{}{}
-	return h.committed, h.state != hostIdle
+	return h.committed, h.state.Busy()
 }
 
 func (h *sessionHost) removeSub(sub *subscription) {

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/store"
 )
 
 func (s *Server) turnRoutes() map[string]handler {
@@ -68,7 +67,7 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	id := newTurnID()
-	pos, err := h.enqueue(turnJob{kind: jobStart, id: id, input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
+	pos, err := h.enqueue(ctx, turnJob{kind: jobStart, id: id, input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +120,7 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
 	id := newTurnID()
-	pos, err := h.enqueue(turnJob{kind: jobRetry, id: id})
+	pos, err := h.enqueue(ctx, turnJob{kind: jobRetry, id: id})
 	if err != nil {
 		return nil, err
 	}
@@ -160,10 +159,10 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	// its turn_end (it died with nothing pending) is continued by a new
 	// turn: every turn id has exactly one turn_end.
 	id := turnID
-	if !s.suspended(ctx, p.SessionID) {
+	if h.turnState() != StateSuspended {
 		id = newTurnID()
 	}
-	pos, err := h.enqueue(turnJob{kind: jobResume, id: id, from: turnID})
+	pos, err := h.enqueue(ctx, turnJob{kind: jobResume, id: id, from: turnID})
 	if err != nil {
 		return nil, err
 	}
@@ -250,14 +249,7 @@ const SuspendedEndReason = "interrupted_while_suspended"
 func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error) {
 	h.resumeMu.Lock() // never at the same time as an answer's resume
 	defer h.resumeMu.Unlock()
-	if h.running() {
-		return false, nil
-	}
-	ss, err := s.opts.Store.Session(ctx, h.id)
-	if err != nil {
-		return false, err
-	}
-	if ss.Status != store.StatusInterrupted || !s.suspended(ctx, h.id) {
+	if h.turnState() != StateSuspended {
 		return false, nil
 	}
 	turnID, err := s.resumeTurnID(ctx, h.id)
@@ -272,7 +264,7 @@ func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error)
 			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
 	}
 	for _, ev := range evs {
-		in, err := eventInput(h.rec, ev, nil)
+		in, err := durableInput(ev, nil, h.stateFor(ev))
 		if err != nil {
 			return false, err
 		}

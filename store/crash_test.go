@@ -208,7 +208,7 @@ func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported
 		e := &evs[i]
 		var d struct{ Reason string }
 		_ = json.Unmarshal(e.Data, &d)
-		if (e.Type == "iteration_end" || e.Type == "turn_end") && d.Reason != RestartReason {
+		if (e.Type == "iteration_end" || e.Type == "turn_end") && d.Reason != "sidecar_restart" {
 			ckpt = e
 		}
 	}

@@ -69,10 +69,6 @@ type Event struct {
 // session host's (see EventInput.Status).
 const StatusIdle = "idle"
 
-// StatusInterrupted is the status the Recorder gives an interrupted turn's
-// session (until the host owns every status).
-const StatusInterrupted = statusInterrupted
-
 // Pending request kinds.
 const (
 	KindApproval  = "approval"

@@ -16,11 +16,6 @@ import (
 // The permission mode, shell policy and allowed commands are the
 // session's (Session.Mode and Settings), stored there only.
 type Grants struct {
-	// Mode, ShellPolicy and AllowedCommands are neither stored nor read
-	// (the session's are): they go when the host stops setting them.
-	Mode            string          `json:"-"`
-	ShellPolicy     string          `json:"-"`
-	AllowedCommands []string        `json:"-"`
 	SessionTools    []string        `json:"sessionTools"`
 	SessionCommands []string        `json:"sessionCommands"`
 	Directories     []confine.Grant `json:"directories"`

@@ -16,7 +16,9 @@
 // its params with decodeParams, which names the bad field, and returns errors
 // wrapping the sentinels of errors.go; wireError (errors.go, errmap.go) is the
 // one place that turns an error into a JSON-RPC code. sessionhost.go owns a
-// session's turn queue and runner, subscribe.go the delivery to subscribers,
+// session's turn queue and runner and its one turn state (turnstate.go:
+// the state machine, drawn there; durable.go: the one rule of what each
+// event does to durable state, and the recovery at start), subscribe.go the delivery to subscribers,
 // bridge.go the durable approvals and questions, engineload.go and
 // build_engine.go the lazy engine construction, provider.go the choice of
 // model provider.

@@ -12,20 +12,20 @@ import (
 // subscribe's running read it; the engine only reports facts (a turn
 // started, waits, ended) that move it.
 //
-//	                  turn.start / retry / resume
-//	idle, interrupted ─────────────────────────────► queued ◄─────┐
-//	        ▲   ▲                                       │ turn_start│ turn_end,
-//	        │   │ turn.interrupt (drops the queue)      ▼          │ more queued
-//	        │   └──────────────────────────────────  running ──────┘
-//	        │ turn_end                               ▲    │ permission_required,
-//	        ├─────────────────────────────────────── │    │ ask_user_question, …
-//	        │                             answered   │    ▼
-//	        ├───────────────────────────────────── awaiting
-//	        │ turn.interrupt / turn.start            │ the process stopped
-//	        │   (its one turn_end)                   ▼  (restart: turn_suspended)
-//	        └────────────────────────────────────  suspended ──► queued (an answer,
-//	                                                             turn.resume)
+//	idle / interrupted ──turn.start, retry, resume──► queued ◄──────────────┐
+//	     ▲                                            │ turn_start          │ turn_end
+//	     │ turn_end (interrupted: after an            ▼                     │ (more queued)
+//	     │ interrupt or a restart)                 running ─────────────────┘
+//	     ├────────────────────────────────────────  │  ▲
+//	     │                 permission_required, …   ▼  │ last answer
+//	     ├──────────────────────────────────────  awaiting
+//	     │ turn.interrupt, turn.start                │ the process stopped
+//	     │ (the turn's one turn_end)                 ▼ (turn_suspended at restart)
+//	     └──────────────────────────────────────  suspended ──answer, turn.resume──► queued
+//	queued ──turn.interrupt (drops the queue)──► idle
 //
+// The same drawing is in ui-protocol.md. Queued turns are durable (the
+// store's turn queue): after a restart they run, in order.
 // A turn that dies with the process while running (nothing pending) gets
 // its one turn_end at restart: running → interrupted.
 type TurnState string

@@ -318,3 +318,58 @@ func jsonEq(a, b json.RawMessage) bool {
 	yb, _ := json.Marshal(y)
 	return bytes.Equal(xb, yb)
 }
+
+// TestE2EQueuedTurnSurvivesExit: a turn that turn.start acknowledged as
+// queued survives kill -9 and shutdown, and runs after the restart; the
+// turn that was running gets its one turn_end.
+func TestE2EQueuedTurnSurvivesExit(t *testing.T) {
+	for _, exit := range []string{"kill -9", "shutdown"} {
+		t.Run(exit, func(t *testing.T) {
+			script, gates := gatedScript(t, map[string]any{"text": "first", "gate": "hold"})
+			e := setup(t, script, nil)
+			first, err := e.c.StartTurn(tctx(t), e.sid, "first")
+			require.NoError(t, err)
+			waitFile(t, filepath.Join(gates, "hold.reached"))
+			var res struct {
+				TurnID string `json:"turnId"`
+				Queued int    `json:"queued"`
+			}
+			require.NoError(t, e.c.Call(tctx(t), "turn.start", map[string]any{"sessionId": e.sid, "text": "second"}, &res))
+			require.Equal(t, 1, res.Queued)
+			status, running := sessionState(t, e.c, e.sid)
+			require.True(t, running)
+			require.Equal(t, "running", status)
+			if exit == "kill -9" {
+				e.p.kill9(t)
+			} else {
+				require.NoError(t, e.c.Call(tctx(t), "shutdown", map[string]any{}, nil))
+				require.True(t, e.p.waitFor(20*time.Second))
+			}
+
+			p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("second answered")))
+			c := p2.connect(t)
+			_, err = c.Subscribe(tctx(t), e.sid, 0)
+			require.NoError(t, err)
+			var evs []client.Event
+			for {
+				ev, err := c.NextEvent(tctx(t), e.sid)
+				require.NoError(t, err)
+				evs = append(evs, ev)
+				if ev.Type == "turn_end" && ev.TurnID == res.TurnID {
+					break
+				}
+			}
+			require.Equal(t, map[string]int{first: 1, res.TurnID: 1}, turnEnds(evs))
+			var second []client.Event
+			for _, ev := range evs {
+				if ev.TurnID == res.TurnID {
+					second = append(second, ev)
+				}
+			}
+			require.Equal(t, "turn_start", second[0].Type)
+			require.Equal(t, "second", dataOf(t, second[0])["input"])
+			require.Equal(t, "second answered", deltaText(t, second))
+			require.Equal(t, "completed", dataOf(t, second[len(second)-1])["status"])
+		})
+	}
+}

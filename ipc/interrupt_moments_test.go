@@ -62,6 +62,18 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 				nextOfType(t, c, sid, "assistant_delta")
 				return []string{id}, nil
 			}},
+		{name: "in a parallel tool batch",
+			// explore and list_files run at once; explore's subagent asks the
+			// model, whose answer waits at the gate inside the batch.
+			responses: []scripted.Response{{ToolCalls: []llm.ToolCall{
+				{ID: "c1", Name: "explore", Arguments: `{"task":"look around"}`},
+				{ID: "c2", Name: "list_files", Arguments: `{"path":"."}`}}},
+				{Text: "looking", Gate: "g"}},
+			hold: func(t *testing.T, _ *testServer, c *client.Client, sid string, p *scripted.Provider, _ chan struct{}) ([]string, []string) {
+				id := start(t, c, sid)
+				<-p.Gate("g").Reached()
+				return []string{id}, nil
+			}},
 		{name: "in a slow tool", extra: map[string]any{"allowedCommands": []string{"sleep"}},
 			responses: []scripted.Response{{ToolCalls: []llm.ToolCall{shell("c1", "sleep 60")}}},
 			hold: func(t *testing.T, _ *testServer, c *client.Client, sid string, _ *scripted.Provider, _ chan struct{}) ([]string, []string) {

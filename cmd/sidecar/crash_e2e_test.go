@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -372,4 +374,85 @@ func TestE2EQueuedTurnSurvivesExit(t *testing.T) {
 			require.Equal(t, "completed", dataOf(t, second[len(second)-1])["status"])
 		})
 	}
+}
+
+// TestE2EKillDuringSnapshot: kill -9 while the end-of-turn snapshot's git
+// runs (a git wrapper first in PATH holds the first git call after the
+// test arms it). After the restart the turn has its one turn_end, the
+// shadow repository still answers vcs.turns, and the next turn is
+// snapshotted.
+func TestE2EKillDuringSnapshot(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the git wrapper is a shell script")
+	}
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	gate, bin := t.TempDir(), t.TempDir()
+	wrapper := "#!/bin/sh\n" +
+		"if [ -e '" + gate + "/arm' ] && mkdir '" + gate + "/held' 2>/dev/null; then\n" +
+		"  echo \"$@\" > '" + gate + "/held/args'\n" +
+		"  echo $$ > '" + gate + "/held/pid'\n" +
+		"  while [ ! -e '" + gate + "/release' ]; do sleep 0.05; done\n" +
+		"fi\n" +
+		"exec '" + realGit + "' \"$@\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755))
+	path := "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
+
+	dataDir, projDir := filepath.Join(t.TempDir(), "data"), t.TempDir()
+	write := func(name string) map[string]any {
+		return calls("", toolCall("w-"+name, "write_file", map[string]any{"path": name, "content": "hello " + name + "\n"}))
+	}
+	p := spawn(t, dataDir, "ZQAGENT_SCRIPT="+writeScript(t, write("a.txt"), text("wrote a")), path)
+	c := p.connect(t)
+	var pr struct {
+		ProjectID string `json:"projectId"`
+	}
+	require.NoError(t, c.Call(tctx(t), "project.open", map[string]string{"path": projDir, "vcs": "shadow"}, &pr))
+	sid, err := c.CreateSession(tctx(t), pr.ProjectID, map[string]any{"mode": "auto"})
+	require.NoError(t, err)
+	_, err = c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	turnID, err := c.StartTurn(tctx(t), sid, "write a")
+	require.NoError(t, err)
+	untilType(t, c, sid, "tool_finished") // the before-turn snapshot is done
+	require.NoError(t, os.WriteFile(filepath.Join(gate, "arm"), nil, 0o600))
+	waitFile(t, filepath.Join(gate, "held", "pid"))
+	p.kill9(t)
+	args, _ := os.ReadFile(filepath.Join(gate, "held", "args"))
+	t.Logf("killed while git %s", strings.TrimSpace(string(args)))
+	b, err := os.ReadFile(filepath.Join(gate, "held", "pid"))
+	require.NoError(t, err)
+	var gitPID int
+	_, err = fmt.Sscan(string(b), &gitPID)
+	require.NoError(t, err)
+	if proc, err := os.FindProcess(gitPID); err == nil {
+		_ = proc.Kill() // the snapshot dies with the sidecar
+	}
+	require.NoError(t, os.Remove(filepath.Join(gate, "arm")))
+	require.NoError(t, os.WriteFile(filepath.Join(gate, "release"), nil, 0o600))
+
+	p2 := spawn(t, dataDir, "ZQAGENT_SCRIPT="+writeScript(t, write("b.txt"), text("wrote b")), path)
+	evs, _ := replay(t, p2, sid)
+	require.Equal(t, 1, turnEnds(evs)[turnID], "one turn_end for the turn killed in its snapshot")
+	c2 := p2.connect(t)
+	turns := func() int {
+		var res struct {
+			Turns []json.RawMessage `json:"turns"`
+		}
+		require.NoError(t, c2.Call(tctx(t), "vcs.turns", map[string]string{"sessionId": sid}, &res))
+		return len(res.Turns)
+	}
+	before := turns()
+	_, err = c2.Subscribe(tctx(t), sid, int64(len(evs)))
+	require.NoError(t, err)
+	_, err = c2.StartTurn(tctx(t), sid, "write b")
+	require.NoError(t, err)
+	rest := untilType(t, c2, sid, "turn_end")
+	require.Equal(t, "completed", dataOf(t, rest[len(rest)-1])["status"])
+	require.Greater(t, turns(), before, "the next turn is snapshotted (no stale lock)")
+	got, err := os.ReadFile(filepath.Join(projDir, "b.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "hello b.txt\n", string(got))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/store"
@@ -92,11 +93,11 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 				// A turn a dead process left waiting for an answer.
 				ctx := tctx(t)
 				_, err := ts.st.Append(ctx, sid,
-					store.EventInput{TurnID: "t-dead", Type: "turn_start", Data: json.RawMessage(`{"taskId":"t-dead","input":"x"}`), Status: string(StateRunning), CountTask: true},
+					store.EventInput{TurnID: "t-dead", Type: "turn_start", Data: json.RawMessage(`{"taskId":"t-dead","input":"x"}`), Status: string(host.StateRunning), CountTask: true},
 					store.EventInput{TurnID: "t-dead", Type: "permission_required", Data: json.RawMessage(`{"taskId":"t-dead","requestId":"rq","reqId":"c1","name":"run_shell"}`),
 						Pending: &store.PendingInput{RequestID: "rq", Kind: store.KindApproval, ToolCallID: "c1"}})
 				require.NoError(t, err)
-				_, err = RecoverInterrupted(ctx, ts.st)
+				_, err = host.RecoverInterrupted(ctx, ts.st)
 				require.NoError(t, err)
 				_, err = c.Subscribe(tctx(t), sid, 0) // a new process's first subscriber
 				require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/sandbox"
@@ -44,7 +45,7 @@ type SessionInfo struct {
 	Provider    string          `json:"provider"` // provider profile (providers.list)
 	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
 	Lang        string          `json:"lang"`     // the session's language: zh | en | zh-TW | ja | ko | es
-	Status      string          `json:"status"`   // the turn state: idle | interrupted | queued | running | awaiting | suspended (see TurnState)
+	Status      string          `json:"status"`   // the turn state: idle | interrupted | queued | running | awaiting | suspended (host.TurnState)
 	Running     bool            `json:"running"`
 	TaskCount   int             `json:"taskCount"`
 	LastSeq     int64           `json:"lastSeq"`
@@ -91,9 +92,9 @@ func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo 
 	// maybe a write behind), else the stored one.
 	status := ss.Status
 	if h := s.loadedHost(ss.ID); h != nil {
-		status = string(h.turnState())
+		status = string(h.State())
 	}
-	st, _ := ParseTurnState(status)
+	st, _ := host.ParseTurnState(status)
 	running := st.Busy()
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
@@ -252,10 +253,8 @@ func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (
 	var msgs []llm.Message
 	queued := 0
 	if h := s.loadedHost(p.SessionID); h != nil {
-		h.mu.Lock()
-		eng := h.eng
-		queued = len(h.queue)
-		h.mu.Unlock()
+		eng := h.Loaded()
+		queued = h.Queued()
 		if eng != nil {
 			msgs = eng.Messages()
 		}
@@ -292,14 +291,12 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	if h := s.loadedHost(p.SessionID); h != nil {
-		h.interrupt()
-		if err := h.waitIdle(ctx); err != nil {
+		h.Interrupt()
+		if err := h.WaitIdle(ctx); err != nil {
 			return nil, fmt.Errorf("delete session: waiting for its turn to end: %w", err)
 		}
-		s.mu.Lock()
-		delete(s.sessions, p.SessionID)
-		s.mu.Unlock()
-		if err := h.close(); err != nil {
+		s.hosts.Forget(p.SessionID)
+		if err := h.Close(); err != nil {
 			s.log.Warn("close session", "session", p.SessionID, "err", err)
 		}
 	}
@@ -336,14 +333,9 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	if h, err := s.host(ctx, p.SessionID); err == nil {
-		h.recordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
+		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
 	return s.sessionInfo(ctx, ss), nil
-}
-
-// recordSessionEvent records an event that belongs to no turn.
-func (h *sessionHost) recordSessionEvent(ev engine.Event) {
-	h.record(nil, ev)
 }
 
 // SessionSubscribeParams are the params of session.subscribe.
@@ -390,13 +382,11 @@ func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMess
 		return nil, err
 	}
 	after := max(p.AfterSeq, sent)
-	sub := newSubscription(h, c)
-	sub.sent.Store(after)
-	upTo, running := h.subscribe(sub)
+	sub, upTo, running := h.Subscribe(c.Conn, after)
 	c.setSub(sub)
-	c.wg.Go(func() { sub.pump(after, upTo) })
+	c.Go(func() { sub.Pump(after, upTo) })
 	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
-	return followUp{result: res, after: sub.markReady}, nil
+	return followUp(res, sub.MarkReady), nil
 }
 
 func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {

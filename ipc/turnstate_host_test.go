@@ -1,14 +1,12 @@
 package ipc
 
 import (
-	"bytes"
 	"encoding/json"
-	"log/slog"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 )
@@ -28,7 +26,7 @@ func TestTurnStateAgrees(t *testing.T) {
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
-	check := func(want TurnState) {
+	check := func(want host.TurnState) {
 		t.Helper()
 		require.NoError(t, ts.st.Flush(tctx(t)))
 		var g struct {
@@ -52,70 +50,26 @@ func TestTurnStateAgrees(t *testing.T) {
 		require.Equal(t, want.Busy(), sub.Running)
 		require.NoError(t, c2.Close())
 	}
-	check(StateIdle)
+	check(host.StateIdle)
 	_, err = c.StartTurn(tctx(t), sid, "go")
 	require.NoError(t, err)
 	<-p.Gate("stream").Reached()
 	nextOfType(t, c, sid, "assistant_delta")
-	check(StateRunning)
+	check(host.StateRunning)
 	p.Gate("stream").Release()
 	perm := nextOfType(t, c, sid, "permission_required")
-	check(StateAwaiting)
+	check(host.StateAwaiting)
 	var d struct {
 		RequestID string `json:"requestId"`
 	}
 	require.NoError(t, json.Unmarshal(perm.Data, &d))
 	require.NoError(t, c.Respond(tctx(t), sid, d.RequestID, map[string]string{"outcome": "once"}))
 	<-p.Gate("end").Reached()
-	check(StateRunning)
+	check(host.StateRunning)
 	p.Gate("end").Release()
 	nextOfType(t, c, sid, "turn_end")
-	ts.host(t, sid).waitIdleT(t)
-	check(StateIdle)
-}
-
-// TestIllegalTransitionLogged: a move the machine does not have is logged
-// and refused; the state is unchanged.
-func TestIllegalTransitionLogged(t *testing.T) {
-	var buf lockedBuffer
-	ts := startServer(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
-	c := ts.dial(t)
-	sid := ts.session(t, c, nil)
-	h := ts.host(t, sid)
-	h.mu.Lock()
-	err := h.transitionLocked(StateAwaiting)
-	st := h.state
-	h.mu.Unlock()
-	require.ErrorIs(t, err, ErrIllegalTransition)
-	require.Equal(t, StateIdle, st)
-	require.Contains(t, buf.String(), "illegal turn state transition: idle → awaiting")
-}
-
-func (ts *testServer) host(t *testing.T, sid string) *sessionHost {
-	t.Helper()
-	h, err := ts.srv.host(tctx(t), sid)
+	h, err := ts.srv.hosts.Session(tctx(t), sid)
 	require.NoError(t, err)
-	return h
-}
-
-func (h *sessionHost) waitIdleT(t *testing.T) {
-	t.Helper()
-	require.NoError(t, h.waitIdle(tctx(t)))
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	require.NoError(t, h.WaitIdle(tctx(t)))
+	check(host.StateIdle)
 }

@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/store"
 )
 
 // recoverInterrupted settles the turns a dead process left running
-// (ipc.RecoverInterrupted: suspended when they wait for answers, else their
+// (host.RecoverInterrupted: suspended when they wait for answers, else their
 // one turn_end); queued turns stay queued and run when the server serves.
 func recoverInterrupted(ctx context.Context, st *store.Store) error {
-	ids, err := ipc.RecoverInterrupted(ctx, st)
+	ids, err := host.RecoverInterrupted(ctx, st)
 	if err != nil {
 		return fmt.Errorf("recover interrupted sessions: %w", err)
 	}

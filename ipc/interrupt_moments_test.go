@@ -180,3 +180,41 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 		})
 	}
 }
+
+// TestDisconnectDropsQueuedTurns: a connection that asked for
+// interruptOnDisconnect stops its running turn and drops its queued ones
+// when it goes away, from the store's queue too (they must not run after a
+// later restart).
+func TestDisconnectDropsQueuedTurns(t *testing.T) {
+	p := scripted.New(scripted.Response{Text: "first", Gate: "g"})
+	ts := startServer(t, withProvider(p))
+	watcher := ts.dial(t)
+	sid := ts.session(t, watcher, nil)
+	_, err := watcher.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	starter, err := dialRaw(ts)
+	require.NoError(t, err)
+	_, err = starter.Initialize(tctx(t), "t", "1", true)
+	require.NoError(t, err)
+	first, err := starter.StartTurn(tctx(t), sid, "one")
+	require.NoError(t, err)
+	<-p.Gate("g").Reached()
+	_, err = starter.StartTurn(tctx(t), sid, "two")
+	require.NoError(t, err)
+	q, err := ts.st.QueuedTurns(tctx(t), sid)
+	require.NoError(t, err)
+	require.Len(t, q, 1, "acknowledged, so stored")
+	require.NoError(t, starter.Close())
+	end := nextOfType(t, watcher, sid, "turn_end")
+	require.Equal(t, first, end.TurnID)
+	h, err := ts.srv.hosts.Session(tctx(t), sid)
+	require.NoError(t, err)
+	require.NoError(t, h.WaitIdle(tctx(t)))
+	q, err = ts.st.QueuedTurns(tctx(t), sid)
+	require.NoError(t, err)
+	require.Empty(t, q)
+	require.NoError(t, ts.st.Flush(tctx(t)))
+	ss, err := ts.st.Session(tctx(t), sid)
+	require.NoError(t, err)
+	require.Equal(t, string(host.StateInterrupted), ss.Status)
+}

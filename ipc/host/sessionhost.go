@@ -410,13 +410,7 @@ func (h *Session) Interrupt() (bool, []string) {
 	}
 	h.queue = nil
 	h.mu.Unlock()
-	if len(dropped) > 0 {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
-		if _, err := h.s.opts.Store.DropQueuedTurns(ctx, h.id, "", dropped...); err != nil {
-			h.s.log.Warn("drop queued turns", "session", h.id, "err", err)
-		}
-		cancel()
-	}
+	h.dropStored(dropped)
 	if running {
 		if eng != nil {
 			eng.Interrupt() // marks the turn interrupted (not just cancelled)
@@ -432,20 +426,39 @@ func (h *Session) Interrupt() (bool, []string) {
 // for an answer is suspended instead when the server is closing (it stays
 // resumable after a restart).
 func (h *Session) InterruptAll() {
+	closing := h.s.isClosing()
 	h.mu.Lock()
 	eng := h.eng
-	// Queued turns stay in the store: they run after a restart.
+	var dropped []string
+	if !closing { // at shutdown queued turns stay in the store: they run after the restart
+		for _, j := range h.queue {
+			dropped = append(dropped, j.ID)
+		}
+	}
 	h.queue = nil
 	awaiting := h.state == StateAwaiting
 	h.mu.Unlock()
+	h.dropStored(dropped)
 	if eng == nil {
 		return
 	}
-	if awaiting && h.s.isClosing() {
+	if awaiting && closing {
 		eng.Suspend()
 		return
 	}
 	eng.Interrupt()
+}
+
+// dropStored removes dropped turns from the store's queue.
+func (h *Session) dropStored(dropped []string) {
+	if len(dropped) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := h.s.opts.Store.DropQueuedTurns(ctx, h.id, "", dropped...); err != nil {
+		h.s.log.Warn("drop queued turns", "session", h.id, "err", err)
+	}
 }
 
 // WaitIdle waits until the runner exits or ctx ends.

@@ -1,11 +1,13 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -188,22 +190,31 @@ func (h *Session) Enqueue(ctx context.Context, job Job) (int, error) {
 	return h.push(job)
 }
 
-// push adds a job the store already holds to the runner's queue.
+// push adds a job the store already holds to the runner's queue and starts
+// the runner when none runs. The resume of a suspended turn goes first:
+// turns queued behind it when the process died wait for it (see park).
 func (h *Session) push(job Job) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
-	h.queue = append(h.queue, job)
-	if h.runDone != nil {
-		return len(h.queue), nil // behind the running turn and those queued before
-	}
-	if h.state != StateQueued {
+	front := job.Kind == JobResume && h.state == StateSuspended
+	if !h.state.Busy() {
+		// At rest, suspended, or between a turn_end and the runner's next
+		// look at the queue.
 		if err := h.transitionLocked(StateQueued); err != nil {
-			h.queue = h.queue[:len(h.queue)-1]
 			return 0, fmt.Errorf("%w: %w", ErrConflict, err)
 		}
+	}
+	ahead := len(h.queue)
+	if front {
+		h.queue, ahead = append([]Job{job}, h.queue...), 0
+	} else {
+		h.queue = append(h.queue, job)
+	}
+	if h.runDone != nil {
+		return ahead + 1, nil // behind the running turn and those queued before
 	}
 	done := make(chan struct{})
 	h.runDone = done
@@ -211,7 +222,17 @@ func (h *Session) push(job Job) (int, error) {
 		defer close(done)
 		h.run()
 	})
-	return 0, nil
+	return ahead, nil
+}
+
+// park queues a stored job of a suspended session without starting it:
+// the turns queued behind a turn that died waiting for answers run once
+// that turn is resumed (push puts its resume first) or ended (turn.start
+// ends it and starts the queue; turn.interrupt drops the queue with it).
+func (h *Session) park(job Job) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue = append(h.queue, job)
 }
 
 // run works through the queue, one turn at a time.
@@ -658,12 +679,25 @@ func (s *Sessions) ResumeQueued(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// A resume continues the turn the queued ones were behind.
+		rank := func(qt store.QueuedTurn) int {
+			if qt.Kind == store.TurnResume {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(qts, func(a, b store.QueuedTurn) int { return cmp.Compare(rank(a), rank(b)) })
+		suspended := h.State() == StateSuspended
 		for _, qt := range qts {
 			job, err := h.jobOf(qt)
 			if err != nil {
 				// It can never run: it ends now, with its one turn_end.
 				s.log.Warn("queued turn", "session", id, "err", err)
 				h.recordFailure(qt.TurnID, err, "queued_turn_unreadable")
+				continue
+			}
+			if suspended {
+				h.park(job)
 				continue
 			}
 			if _, err := h.push(job); err != nil {

@@ -213,8 +213,9 @@ type EventErrorData struct {
 type InterruptedData struct {
 	TaskID     string `json:"taskId"`
 	Iterations int    `json:"iterations"`
-	// ReqID is the turn's last model request.
-	ReqID string `json:"reqId"`
+	// ReqID is the turn's last model request; absent when turn.interrupt
+	// ended a suspended turn (no model request of this process).
+	ReqID string `json:"reqId,omitempty"`
 }
 
 // CompactingData: a compaction starts.

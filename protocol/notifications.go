@@ -12,8 +12,10 @@ type SessionEvent struct {
 	// Seq starts at 1 per session and is strictly increasing, gap-free.
 	Seq int64 `json:"seq"`
 	// TurnID is set for the events of a turn (it equals data.taskId).
-	TurnID string    `json:"turnId,omitempty"`
-	Type   EventType `json:"type"`
+	TurnID string `json:"turnId,omitempty"`
+	// Type is one of the EventType values (a string, so that a client
+	// compares it with its own names without conversions).
+	Type string `json:"type"`
 	// Data is the event type's data (the *Data type of Events()).
 	Data json.RawMessage `json:"data"`
 	Time time.Time       `json:"time"`

@@ -168,4 +168,4 @@ func DecodeData(t EventType, data json.RawMessage) (any, error) {
 }
 
 // Decode decodes e.Data (see DecodeData).
-func (e SessionEvent) Decode() (any, error) { return DecodeData(e.Type, e.Data) }
+func (e SessionEvent) Decode() (any, error) { return DecodeData(EventType(e.Type), e.Data) }

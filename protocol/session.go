@@ -148,10 +148,12 @@ var RequestKinds = []RequestKind{RequestApproval, RequestQuestion, RequestPlan, 
 // PendingRequest is an unanswered approval, question, plan or directory
 // request.
 type PendingRequest struct {
-	RequestID  string      `json:"requestId"`
-	Kind       RequestKind `json:"kind"`
-	TurnID     string      `json:"turnId"`
-	ToolCallID string      `json:"toolCallId,omitempty"`
+	RequestID string `json:"requestId"`
+	// Kind is one of the RequestKind values (a string, like
+	// SessionEvent.Type).
+	Kind       string `json:"kind"`
+	TurnID     string `json:"turnId"`
+	ToolCallID string `json:"toolCallId,omitempty"`
 	// Seq is the seq of the event that opened it.
 	Seq int64 `json:"seq"`
 	// Data is that event's data (PermissionRequiredData,

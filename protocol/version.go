@@ -52,7 +52,7 @@ func (v VersionSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(VersionRange(v))
 }
 
-var errVersionSpec = errors.New("must be a positive integer or {min, max} with 1 <= min <= max")
+var errVersionSpec = errors.New("protocolVersion: must be a positive integer or {min, max} with 1 <= min <= max")
 
 // UnmarshalJSON reads a number or {min, max}, strictly.
 func (v *VersionSpec) UnmarshalJSON(b []byte) error {

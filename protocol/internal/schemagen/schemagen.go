@@ -280,7 +280,11 @@ func (g *gen) discriminate() {
 	for _, e := range protocol.Events() {
 		evs = append(evs, variant("type", string(e.Type), reflect.TypeOf(e.Data).Name()))
 	}
-	g.defs["SessionEvent"].OneOf = evs
+	se := g.defs["SessionEvent"]
+	se.OneOf = evs
+	if p, ok := se.Properties.Get("type"); ok {
+		se.Properties.Set("type", &jsonschema.Schema{Ref: "#/$defs/EventType", Description: p.Description})
+	}
 	var reqs []*jsonschema.Schema
 	kinds := protocol.RequestEvents()
 	for _, k := range protocol.RequestKinds {
@@ -292,7 +296,11 @@ func (g *gen) discriminate() {
 		}
 		reqs = append(reqs, variant("kind", string(k), data))
 	}
-	g.defs["PendingRequest"].OneOf = reqs
+	pr := g.defs["PendingRequest"]
+	pr.OneOf = reqs
+	if p, ok := pr.Properties.Get("kind"); ok {
+		pr.Properties.Set("kind", &jsonschema.Schema{Ref: "#/$defs/RequestKind", Description: p.Description})
+	}
 }
 
 func variant(key, value, dataDef string) *jsonschema.Schema {

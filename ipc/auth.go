@@ -21,21 +21,58 @@ const TokenSubprotocolPrefix = "zqagent.token."
 // a reason for the log that never contains the token.
 func (s *Server) checkUpgrade(r *http.Request) (status int, reason string) {
 	if !s.hostAllowed(r.Host) {
-		return http.StatusForbidden, "host not allowed"
+		return http.StatusForbidden, reasonHost
 	}
 	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin) {
-		return http.StatusForbidden, "origin not allowed"
+		return http.StatusForbidden, reasonOrigin
 	}
 	tok, ok := requestToken(r)
 	if !ok {
-		return http.StatusUnauthorized, "missing token"
+		return http.StatusUnauthorized, reasonNoToken
 	}
 	// Both compared, so that the time taken says nothing about which.
 	shell, peer := tokenEqual(tok, s.token), tokenEqual(tok, s.opts.PeerToken)
 	if !shell && !peer {
-		return http.StatusUnauthorized, "wrong token"
+		return http.StatusUnauthorized, reasonBadToken
 	}
 	return 0, ""
+}
+
+// The reasons of a refused upgrade, with what the shell's developer does
+// about each (refusal logs them).
+const (
+	reasonHost     = "host not allowed"
+	reasonOrigin   = "origin not allowed"
+	reasonNoToken  = "missing token"
+	reasonBadToken = "wrong token"
+)
+
+var refusalHints = map[string]string{
+	reasonHost:     "connect to the exact address of the ready line (127.0.0.1:<port>); other Host headers are refused against DNS rebinding",
+	reasonOrigin:   "start the sidecar with --allow-origin <origin>, or the preset electron (file://, app://*) or tauri",
+	reasonNoToken:  "send the ready line's token: Authorization: Bearer <token>, or the subprotocol zqagent.token.<token> next to zqagent.v1",
+	reasonBadToken: "use the token of this sidecar's ready line (each start makes a new one unless ZQAGENT_TOKEN or --secrets-stdin sets it)",
+}
+
+// refusal logs a refused upgrade: one JSON line on Options.SecurityLog
+// (the sidecar's stderr) with the status, the reason, what was sent (cut to
+// 200 bytes; never the token) and a hint, else a record on the logger.
+func (s *Server) refusal(r *http.Request, status int, reason string) {
+	attrs := []any{"status", status, "reason", reason,
+		"origin", clip(r.Header.Get("Origin")), "host", clip(r.Host), "remote", r.RemoteAddr,
+		"hint", refusalHints[reason]}
+	if s.secLog != nil {
+		s.secLog.Warn("upgrade refused", attrs...)
+		return
+	}
+	s.log.Info("upgrade refused", attrs...)
+}
+
+func clip(v string) string {
+	if len(v) > 200 {
+		return v[:200] + "…"
+	}
+	return v
 }
 
 // hostAllowed accepts exactly the loopback names with the listening port.
@@ -48,16 +85,6 @@ func (s *Server) hostAllowed(host string) bool {
 	switch strings.ToLower(host) {
 	case "127.0.0.1:" + p, "localhost:" + p, "[::1]:" + p:
 		return true
-	}
-	return false
-}
-
-func (s *Server) originAllowed(origin string) bool {
-	origin = strings.TrimRight(strings.ToLower(origin), "/")
-	for _, o := range s.opts.AllowOrigins {
-		if strings.TrimRight(strings.ToLower(o), "/") == origin {
-			return true
-		}
 	}
 	return false
 }

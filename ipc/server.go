@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -46,8 +47,14 @@ type Options struct {
 	// in the data dir's endpoint file for the other front door of the same
 	// data dir (sidecar acp), so that the shell's token never goes to disk.
 	PeerToken string
-	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost).
+	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost),
+	// and the presets electron and tauri (ExpandOrigins; New refuses a bad
+	// one).
 	AllowOrigins []string
+	// SecurityLog, when set, gets one JSON line per refused upgrade (the
+	// status, the reason, the Origin and Host sent, a hint; never the
+	// token). The sidecar passes its stderr. Nil: the Logger gets them.
+	SecurityLog io.Writer
 	// Version is the sidecar's version, reported by initialize.
 	Version string
 	// DataDir is the sidecar's data directory.
@@ -105,6 +112,10 @@ type Server struct {
 	token  string
 	port   atomic.Int32
 	routes map[string]handler // immutable after New
+	// origins are the allowed origins, canonical (origins.go); secLog
+	// writes refused upgrades as JSON lines (nil: log them).
+	origins []string
+	secLog  *slog.Logger
 
 	ctx    context.Context // the server's lifetime; turns run under it
 	cancel context.CancelFunc
@@ -157,8 +168,16 @@ func New(opts Options) (*Server, error) {
 	if opts.KeyringService == "" {
 		opts.KeyringService = "zqagent"
 	}
+	origins, err := ExpandOrigins(opts.AllowOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w: %w", ErrConfig, err)
+	}
+	for i, o := range origins {
+		origins[i] = canonicalOrigin(o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		origins:      origins,
 		opts:         opts,
 		log:          opts.Logger,
 		token:        opts.Token,
@@ -168,6 +187,9 @@ func New(opts Options) (*Server, error) {
 		sessions:     map[string]*sessionHost{},
 		openProjects: map[string]struct{}{},
 		lang:         newLangState(opts.SystemLocale),
+	}
+	if opts.SecurityLog != nil {
+		s.secLog = slog.New(slog.NewJSONHandler(opts.SecurityLog, nil))
 	}
 	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)
@@ -221,7 +243,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // connection until it ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status, reason := s.checkUpgrade(r); status != 0 {
-		s.log.Info("upgrade refused", "status", status, "reason", reason, "remote", r.RemoteAddr)
+		s.refusal(r, status, reason)
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="zqagent"`)
 		}

@@ -15,7 +15,7 @@ type SessionEvent struct {
 	TurnID string `json:"turnId,omitempty"`
 	// Type is one of the EventType values (a string, so that a client
 	// compares it with its own names without conversions).
-	Type string `json:"type"`
+	Type string `json:"type" enum:"EventType"`
 	// Data is the event type's data (the *Data type of Events()).
 	Data json.RawMessage `json:"data"`
 	Time time.Time       `json:"time"`

@@ -151,7 +151,7 @@ type PendingRequest struct {
 	RequestID string `json:"requestId"`
 	// Kind is one of the RequestKind values (a string, like
 	// SessionEvent.Type).
-	Kind       string `json:"kind"`
+	Kind       string `json:"kind" enum:"RequestKind"`
 	TurnID     string `json:"turnId"`
 	ToolCallID string `json:"toolCallId,omitempty"`
 	// Seq is the seq of the event that opened it.

@@ -113,8 +113,10 @@ var SearchKinds = []SearchKind{SearchNone, SearchSearXNG, SearchBrave}
 
 // SearchConfig is the result of search.get and search.set.
 type SearchConfig struct {
-	Kind    SearchKind `json:"kind"`
-	BaseURL string     `json:"baseUrl,omitempty"`
+	// Kind is a SearchKind (a string: the sidecar compares it with its own
+	// names).
+	Kind    string `json:"kind" enum:"SearchKind"`
+	BaseURL string `json:"baseUrl,omitempty"`
 	// KeyConfigured says, for brave, whether its API key is stored.
 	KeyConfigured bool `json:"keyConfigured"`
 }

@@ -148,6 +148,9 @@ func Build(dir string) ([]byte, error) {
 	if err := g.nullablePointers(); err != nil {
 		return nil, err
 	}
+	if err := g.enumFields(); err != nil {
+		return nil, err
+	}
 	g.discriminate()
 	doc.Frames = frames(g.defs)
 
@@ -242,6 +245,35 @@ func (g *gen) mapper(t reflect.Type) *jsonschema.Schema {
 	return nil
 }
 
+// enumFields gives a string field tagged enum:"Name" the schema of the
+// enum type Name (a plain string in Go, so that callers compare it with
+// their own literals, one of Name's values on the wire).
+func (g *gen) enumFields() error {
+	for name, t := range g.types {
+		def := g.defs[name]
+		if def == nil || def.Properties == nil {
+			continue
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			enum := f.Tag.Get("enum")
+			if enum == "" {
+				continue
+			}
+			if _, ok := g.defs[enum]; !ok {
+				return fmt.Errorf("%s.%s: enum %q is not a defined enum", name, f.Name, enum)
+			}
+			jname, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			p, ok := def.Properties.Get(jname)
+			if !ok {
+				return fmt.Errorf("%s.%s: property %q not in the schema", name, f.Name, jname)
+			}
+			def.Properties.Set(jname, &jsonschema.Schema{Ref: "#/$defs/" + enum, Description: p.Description})
+		}
+	}
+	return nil
+}
+
 // nullablePointers lets a pointer field without omitempty be null (the
 // sidecar sends null for it, e.g. a grant's grantedAt).
 func (g *gen) nullablePointers() error {
@@ -280,11 +312,7 @@ func (g *gen) discriminate() {
 	for _, e := range protocol.Events() {
 		evs = append(evs, variant("type", string(e.Type), reflect.TypeOf(e.Data).Name()))
 	}
-	se := g.defs["SessionEvent"]
-	se.OneOf = evs
-	if p, ok := se.Properties.Get("type"); ok {
-		se.Properties.Set("type", &jsonschema.Schema{Ref: "#/$defs/EventType", Description: p.Description})
-	}
+	g.defs["SessionEvent"].OneOf = evs
 	var reqs []*jsonschema.Schema
 	kinds := protocol.RequestEvents()
 	for _, k := range protocol.RequestKinds {
@@ -296,11 +324,7 @@ func (g *gen) discriminate() {
 		}
 		reqs = append(reqs, variant("kind", string(k), data))
 	}
-	pr := g.defs["PendingRequest"]
-	pr.OneOf = reqs
-	if p, ok := pr.Properties.Get("kind"); ok {
-		pr.Properties.Set("kind", &jsonschema.Schema{Ref: "#/$defs/RequestKind", Description: p.Description})
-	}
+	g.defs["PendingRequest"].OneOf = reqs
 }
 
 func variant(key, value, dataDef string) *jsonschema.Schema {

@@ -30,14 +30,7 @@ import (
 )
 
 // Ready is the sidecar's single stdout line.
-type Ready struct {
-	Event    string `json:"event"`
-	URL      string `json:"url"`
-	Token    string `json:"token"`
-	PID      int    `json:"pid"`
-	Version  string `json:"version"`
-	Protocol int    `json:"protocol"`
-}
+type Ready = protocol.ReadyLine
 
 // ReadReady reads the first line of the sidecar's stdout and decodes it.
 func ReadReady(r io.Reader) (Ready, error) {

@@ -14,6 +14,8 @@
 //	errorCodes     {name: code} of the JSON-RPC error codes
 //	frames         {$ref}s of the envelopes: request, response, errorResponse,
 //	               notification
+//	stdio          {$ref}s of the ready line (stdout) and the secrets line
+//	               (stdin, --secrets-stdin)
 //
 // SessionEvent's and PendingRequest's data are discriminated by type and
 // kind with oneOf, so a validator checks each event's data.
@@ -48,6 +50,7 @@ type Document struct {
 	Events        map[string]*jsonschema.Schema `json:"events"`
 	ErrorCodes    map[string]int                `json:"errorCodes"`
 	Frames        map[string]*jsonschema.Schema `json:"frames"`
+	Stdio         map[string]*jsonschema.Schema `json:"stdio"`
 	Defs          jsonschema.Definitions        `json:"$defs"`
 }
 
@@ -135,6 +138,7 @@ func Build(dir string) ([]byte, error) {
 	for _, e := range protocol.Events() {
 		doc.Events[string(e.Type)] = g.ref(e.Data)
 	}
+	doc.Stdio = map[string]*jsonschema.Schema{"ready": g.ref(protocol.ReadyLine{}), "secrets": g.ref(protocol.SecretsLine{})}
 	for _, v := range []any{protocol.Error{}, protocol.ApprovalResponse{}, protocol.QuestionResponse{}, protocol.PlanResponse{}, protocol.DirectoryResponse{}} {
 		g.ref(v)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,3 +85,102 @@ func TestRegistryNames(t *testing.T) {
 		require.NotNil(t, m.Result, m.Name)
 	}
 }
+
+// TestDocParamsMatchSchema checks each method's "Params: `{…}`" and
+// "Result: `{…}`" in ui-protocol.md against the schema: the same top-level
+// members, and a member marked `?` exactly when the schema does not
+// require it. (Results written in prose, such as "the session object", are
+// not checked here.)
+func TestDocParamsMatchSchema(t *testing.T) {
+	var d struct {
+		Methods map[string]struct {
+			Params, Result struct {
+				Ref string `json:"$ref"`
+			}
+		} `json:"methods"`
+		Defs map[string]struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+		} `json:"$defs"`
+	}
+	require.NoError(t, json.Unmarshal(protocol.Schema, &d))
+	b, err := os.ReadFile("../ui-protocol.md")
+	require.NoError(t, err)
+	doc := string(b)
+	sec := doc[strings.Index(doc, "## 5. Methods"):strings.Index(doc, "## 6. ")]
+	heading := regexp.MustCompile("(?m)^### `([a-zA-Z.]+)`\n")
+	locs := heading.FindAllStringSubmatchIndex(sec, -1)
+	checked := 0
+	for i, loc := range locs {
+		method := sec[loc[2]:loc[3]]
+		end := len(sec)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		body := sec[loc[1]:end]
+		m, ok := d.Methods[method]
+		if !ok {
+			continue
+		}
+		for _, part := range []struct{ label, ref string }{{"Params: `", m.Params.Ref}, {"Result: `", m.Result.Ref}} {
+			at := strings.Index(body, part.label+"{")
+			if at < 0 {
+				continue
+			}
+			obj := body[at+len(part.label):]
+			members, ok := topMembers(obj)
+			require.True(t, ok, "%s: %s is not a closed object", method, part.label)
+			def := d.Defs[strings.TrimPrefix(part.ref, "#/$defs/")]
+			var want []string
+			for name := range def.Properties {
+				mark := "?"
+				if slices.Contains(def.Required, name) {
+					mark = ""
+				}
+				want = append(want, name+mark)
+			}
+			slices.Sort(want)
+			slices.Sort(members)
+			require.Equal(t, want, members, "ui-protocol.md %s %s vs schema %s", method, strings.TrimSuffix(part.label, ": `"), part.ref)
+			checked++
+		}
+	}
+	require.Greater(t, checked, 50, "the doc's params and results are found")
+}
+
+// topMembers returns the top-level member names of a doc object such as
+// "{sessionId, afterSeq?, response: {outcome}}" (with "?" kept).
+func topMembers(s string) ([]string, bool) {
+	depth := 0
+	var cur strings.Builder
+	var out []string
+	flush := func() {
+		if m := memberName.FindStringSubmatch(cur.String()); m != nil {
+			out = append(out, m[1]+m[2])
+		}
+		cur.Reset()
+	}
+	for _, r := range s[1:] {
+		switch {
+		case r == '`':
+			return nil, false
+		case strings.ContainsRune("{[(", r):
+			depth++
+		case strings.ContainsRune("}])", r):
+			if depth == 0 {
+				flush()
+				return out, true
+			}
+			depth--
+		case r == ',' && depth == 0:
+			flush()
+			continue
+		}
+		if depth == 0 {
+			cur.WriteRune(r)
+		}
+	}
+	return nil, false
+}
+
+var memberName = regexp.MustCompile(`^\s*([a-zA-Z0-9_]+)(\??)`)

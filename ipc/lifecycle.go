@@ -53,8 +53,8 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 		s.setShellLocale(p.Locale)
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
-	c.initialized.Store(true)
-	c.log.Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
+	c.MarkInitialized()
+	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
 	types := make([]protocol.EventType, len(engine.AllEventTypes))
 	for i, t := range engine.AllEventTypes {
 		types[i] = protocol.EventType(t)
@@ -99,5 +99,5 @@ func (s *Server) shutdown(_ context.Context, _ *conn, raw json.RawMessage) (any,
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	return followUp{result: protocol.OKResult{OK: true}, after: s.requestShutdown}, nil
+	return followUp(protocol.OKResult{OK: true}, s.requestShutdown), nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -45,17 +46,18 @@ func TestE2EOriginPresetsAndRefusalLines(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, upgradeStatus(t, p, "null"))
 	require.Equal(t, http.StatusForbidden, upgradeStatus(t, p, "http://localhost:5174"))
 
-	var refusals []map[string]any
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
-		if !strings.HasPrefix(line, "{") {
-			continue
+	// stderr is a pipe: the lines may reach the buffer after the answers.
+	refusalLines := func() (out []map[string]any) {
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			var m map[string]any
+			if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "upgrade refused" {
+				out = append(out, m)
+			}
 		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] == "upgrade refused" {
-			refusals = append(refusals, m)
-		}
+		return out
 	}
+	require.Eventually(t, func() bool { return len(refusalLines()) >= 2 }, time.Minute, 10*time.Millisecond, p.stderr.String())
+	refusals := refusalLines()
 	require.Len(t, refusals, 2, p.stderr.String())
 	require.Equal(t, "null", refusals[0]["origin"])
 	require.Equal(t, "origin not allowed", refusals[0]["reason"])

@@ -253,12 +253,15 @@ func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error
 	if err != nil {
 		return false, err
 	}
-	task := host.AppendJSONString(nil, turnID)
+	// The engine's data types are the engine's to fill; these two are the
+	// host's, written as their wire types.
+	raw := func(kind engine.EventType, data any) engine.Event {
+		b, _ := json.Marshal(data) // strings, ints and slices: it always marshals
+		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: b}}
+	}
 	evs := []engine.Event{
-		{Type: engine.EventInterrupted, Data: engine.RawData{Kind: engine.EventInterrupted,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"iterations":0}`)}},
-		{Type: engine.EventTurnEnd, Data: engine.RawData{Kind: engine.EventTurnEnd,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
+		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
+		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason}),
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.

@@ -94,7 +94,7 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 				ctx := tctx(t)
 				_, err := ts.st.Append(ctx, sid,
 					store.EventInput{TurnID: "t-dead", Type: "turn_start", Data: json.RawMessage(`{"taskId":"t-dead","input":"x"}`), Status: string(host.StateRunning), CountTask: true},
-					store.EventInput{TurnID: "t-dead", Type: "permission_required", Data: json.RawMessage(`{"taskId":"t-dead","requestId":"rq","reqId":"c1","name":"run_shell"}`),
+					store.EventInput{TurnID: "t-dead", Type: "permission_required", Data: json.RawMessage(`{"taskId":"t-dead","requestId":"rq","reqId":"c1","name":"run_shell","arguments":{"command":"echo x"},"reason":"shell","category":"exec","command":"echo","alwaysCommand":true}`),
 						Pending: &store.PendingInput{RequestID: "rq", Kind: store.KindApproval, ToolCallID: "c1"}})
 				require.NoError(t, err)
 				_, err = host.RecoverInterrupted(ctx, ts.st)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // The mcp.* methods edit an open project's MCP servers and persist every
@@ -29,31 +30,14 @@ func (s *Server) mcpRoutes() map[string]handler {
 	}
 }
 
-type mcpProjectParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-}
-
-type mcpAddParams struct {
-	ProjectID string          `json:"projectId" rpc:"required"`
-	Config    json.RawMessage `json:"config" rpc:"required"`
-}
-
-type mcpUpdateParams struct {
-	ProjectID string          `json:"projectId" rpc:"required"`
-	Name      string          `json:"name" rpc:"required"`
-	Config    json.RawMessage `json:"config" rpc:"required"`
-}
-
-type mcpTrustParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-	Name      string `json:"name" rpc:"required"`
-	Hash      string `json:"hash" rpc:"required"`
-}
-
-type mcpNameParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-	Name      string `json:"name" rpc:"required"`
-}
+// The params of the mcp.* methods.
+type (
+	mcpProjectParams = protocol.ProjectIDParams
+	mcpAddParams     = protocol.MCPAddParams
+	mcpUpdateParams  = protocol.MCPUpdateParams
+	mcpTrustParams   = protocol.MCPTrustParams
+	mcpNameParams    = protocol.MCPNameParams
+)
 
 // MCPServerResult is the result of mcp.add, mcp.update and mcp.refresh.
 type MCPServerResult struct {
@@ -90,7 +74,7 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	cfg, warns, err := parseServerParam(p.Config, "")
+	cfg, warns, err := parseServerParam(json.RawMessage(p.Config), "")
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +105,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	cfg, warns, err := parseServerParam(p.Config, p.Name)
+	cfg, warns, err := parseServerParam(json.RawMessage(p.Config), p.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +157,7 @@ func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		return nil, fmt.Errorf("mcp.remove: %w", err)
 	}
 	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))
-	return struct {
-		Removed bool `json:"removed"`
-	}{true}, nil
+	return protocol.RemovedResult{Removed: true}, nil
 }
 
 // mcpRefresh reconnects a server and waits for the handshake: a failed

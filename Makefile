@@ -44,12 +44,13 @@ test-go:
 	@$(GO) test -count=1 -run '^TestBypassCorpus$$' -v ./engine/permission/ | grep 'bypass corpus'
 	scripts/with-keyring.sh $(GO) test -race -count=1 -timeout 20m ./...
 
-## test-ts: the TypeScript client (clients/ts): type-check, then its Node
+## test-ts: the TypeScript client (clients/ts): its generated types current
+## against protocol/schema.json, type-check, then its Node
 ## tests against a sidecar built into a temp dir (make deps installs npm packages).
 test-ts:
 	@bin="$$(mktemp -d)"; trap 'rm -rf "$$bin"' EXIT; \
 	$(GO) build -o "$$bin/sidecar" ./cmd/sidecar && \
-	cd clients/ts && npm run --silent typecheck && SIDECAR_BIN="$$bin/sidecar" npm test --silent
+	cd clients/ts && npm run --silent gen:check && npm run --silent typecheck && SIDECAR_BIN="$$bin/sidecar" npm test --silent
 
 ## test-ui: the reference shell (examples/shell-web) in Debian's Chromium,
 ## driven by playwright-core; screenshots of each step go to $(UI_ARTIFACTS).

@@ -8,7 +8,7 @@
 
 import { ConnectionClosedError, SidecarError, rpcError, ConflictError } from "./errors.js";
 import {
-  PROTOCOL_VERSION,
+  PROTOCOL_VERSIONS,
   type EventOf,
   type MethodName,
   type Methods,
@@ -158,7 +158,7 @@ export class SidecarClient {
     });
     this.initializeResult = await this.call("initialize", {
       client: this.#opts.client ?? { name: "@zqagent/sidecar-client", version: "0.1.0" },
-      protocolVersion: PROTOCOL_VERSION,
+      protocolVersion: { min: PROTOCOL_VERSIONS.min, max: PROTOCOL_VERSIONS.max },
       ...(this.#opts.interruptOnDisconnect !== undefined && { interruptOnDisconnect: this.#opts.interruptOnDisconnect }),
       ...(this.#opts.locale !== undefined && { locale: this.#opts.locale }),
     });
@@ -325,16 +325,16 @@ export class SidecarClient {
         this.#sessions.get(params.sessionId as string)?.deliver(params as unknown as SessionEvent);
         break;
       case "session.dropped":
-        this.#sessions.get(params.sessionId as string)?.dropped(params as Notifications["session.dropped"]);
+        this.#sessions.get(params.sessionId as string)?.dropped(params as unknown as Notifications["session.dropped"]);
         break;
       case "terminal.output":
-        this.#terminals.get(params.terminalId as string)?.output(params as Notifications["terminal.output"]);
+        this.#terminals.get(params.terminalId as string)?.output(params as unknown as Notifications["terminal.output"]);
         break;
       case "terminal.exit":
-        this.#terminals.get(params.terminalId as string)?.exit(params as Notifications["terminal.exit"]);
+        this.#terminals.get(params.terminalId as string)?.exit(params as unknown as Notifications["terminal.exit"]);
         break;
       case "terminal.dropped":
-        this.#terminals.get(params.terminalId as string)?.dropped(params as Notifications["terminal.dropped"]);
+        this.#terminals.get(params.terminalId as string)?.dropped(params as unknown as Notifications["terminal.dropped"]);
         break;
     }
     for (const h of this.#listeners.get(m.method) ?? []) {

@@ -1,14 +1,7 @@
 // Errors the client rejects with. Every one is an Error subclass, so stack
 // traces, `instanceof` and error reporters work as usual.
 
-import { ErrorCode } from "./protocol.js";
-
-/** Machine-readable `error.data` of a JSON-RPC error (`{kind, field?, …}`). */
-export interface ErrorData {
-  kind?: string;
-  field?: string;
-  [k: string]: unknown;
-}
+import { ErrorCode, type ErrorData } from "./protocol.js";
 
 /** The base of every error this package throws. */
 export class SidecarError extends Error {

@@ -13,7 +13,7 @@ import WebSocket from "ws";
 
 import { connect as connectWith, type ConnectOptions, type Logger, type SidecarClient, type WebSocketFactory, type WebSocketLike } from "./client.js";
 import { SpawnError } from "./errors.js";
-import type { ReadyLine } from "./protocol.js";
+import type { ReadyLine, SecretsLine } from "./protocol.js";
 
 export * from "./index.js";
 
@@ -101,7 +101,7 @@ export function spawnSidecar(opts: SpawnOptions): Promise<SidecarProcess> {
   });
   // A write error (the sidecar gone) surfaces through "exit"; keep it quiet.
   child.stdin!.on("error", () => {});
-  const secrets: { token: string; keys?: Record<string, string> } = { token };
+  const secrets: SecretsLine = { token };
   if (opts.keys && Object.keys(opts.keys).length) secrets.keys = opts.keys;
   child.stdin!.write(JSON.stringify(secrets) + "\n");
 

@@ -77,6 +77,17 @@ test("call: typed results and Error subclasses with code and data", async (t) =>
   assert.ok(bad instanceof InvalidParamsError, String(bad));
   assert.equal(bad.code, -32602);
   assert.match(bad.message, /afterSeq/);
+  // error.data is machine-readable.
+  const ver = await c.request("initialize", { protocolVersion: 99 }).catch((e: unknown) => e);
+  assert.ok(ver instanceof InvalidParamsError, String(ver));
+  assert.deepEqual(ver.data, { kind: "unsupported_version", field: "protocolVersion", supported: { min: 1, max: 1 } });
+  const features = c.initializeResult!.capabilities.features;
+  assert.ok(features.includes("terminals"));
+  if (features.includes("errorData")) {
+    // Every error carries it where the sidecar says so.
+    assert.deepEqual(bad.data, { kind: "wrong_type", field: "afterSeq", expected: "integer" });
+    assert.equal(nf.data?.kind, "not_found");
+  }
 });
 
 test("subscribe: replayed events are never lost, each seq once and in order", async (t) => {
@@ -154,7 +165,9 @@ test("pending requests: listed, answered with respond, conflict when answered tw
 
   assert.deepEqual(await sub.respond(perm, { outcome: "once" }), { answered: true, resumed: false });
   assert.equal(sub.pending.length, 0);
-  await assert.rejects(sub2.respond(perm, { outcome: "deny" }), ConflictError);
+  const late = await sub2.respond(perm, { outcome: "deny" }).catch((e: unknown) => e);
+  assert.ok(late instanceof ConflictError, String(late));
+  if (c.initializeResult!.capabilities.features.includes("errorData")) assert.equal(late.data?.kind, "already_answered");
 
   await col.type("ask_user_question");
   const q = sub.pending[0]!;

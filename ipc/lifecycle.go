@@ -91,7 +91,7 @@ func (s *Server) features() []protocol.Feature {
 	if st, err := sandbox.Resolve(sandbox.Config{Mode: sandbox.ModeAuto}); err == nil && st.Enforced {
 		fs = append(fs, protocol.FeatureSandbox)
 	}
-	return append(fs, protocol.FeatureACP, protocol.FeatureGrants, protocol.FeatureSecretsStdin)
+	return append(fs, protocol.FeatureACP, protocol.FeatureGrants, protocol.FeatureSecretsStdin, protocol.FeatureErrorData)
 }
 
 func (s *Server) shutdown(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {

@@ -41,8 +41,6 @@ const (
 	// -32602: initialize's protocolVersion does not overlap the sidecar's;
 	// supported is the range it speaks.
 	KindUnsupportedVersion ErrorKind = "unsupported_version"
-	// -32602: a text or attachment over its size limit.
-	KindTooLarge ErrorKind = "too_large"
 
 	// -32003: the request was answered already (another window, a timeout).
 	KindAlreadyAnswered ErrorKind = "already_answered"
@@ -79,7 +77,7 @@ const (
 var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
-	KindRequired, KindWrongType, KindUnsupportedVersion, KindTooLarge,
+	KindRequired, KindWrongType, KindUnsupportedVersion,
 	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindTerminalUnavailable,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,

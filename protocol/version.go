@@ -3,8 +3,6 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 )
 
 // The protocol versions this package describes. Version is the one the
@@ -52,7 +50,15 @@ func (v VersionSpec) MarshalJSON() ([]byte, error) {
 	return json.Marshal(VersionRange(v))
 }
 
-var errVersionSpec = errors.New("protocolVersion: must be a positive integer or {min, max} with 1 <= min <= max")
+var errVersionSpec = &FieldError{Field: "protocolVersion", Why: "must be a positive integer or {min, max} with 1 <= min <= max"}
+
+// FieldError is a value that does not fit its field, reported by a type's
+// UnmarshalJSON (the sidecar answers it as invalid params naming Field).
+type FieldError struct {
+	Field, Why string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Why }
 
 // UnmarshalJSON reads a number or {min, max}, strictly.
 func (v *VersionSpec) UnmarshalJSON(b []byte) error {
@@ -62,7 +68,7 @@ func (v *VersionSpec) UnmarshalJSON(b []byte) error {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
-			return fmt.Errorf("%w: %v", errVersionSpec, err)
+			return &FieldError{Field: errVersionSpec.Field, Why: errVersionSpec.Why + ": " + err.Error()}
 		}
 		if r.Min < 1 || r.Max < r.Min {
 			return errVersionSpec

@@ -81,3 +81,40 @@ func TestInitializeVersions(t *testing.T) {
 		require.ErrorContains(t, err, "protocolVersion")
 	}
 }
+
+// TestErrorData: every error carries error.data {kind, field?, expected?}
+// besides its message (and the frame check holds every error to the schema).
+func TestErrorData(t *testing.T) {
+	p := spawn(t, t.TempDir())
+	raw, err := dialChecked(t, tctx(t), p.ready.URL, p.ready.Token, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { raw.Close() })
+	wireErr := func(err error) *client.Error {
+		t.Helper()
+		var we *client.Error
+		require.True(t, errors.As(err, &we), "%v", err)
+		require.NotNil(t, we.Data, "%v", err)
+		return we
+	}
+	we := wireErr(raw.Call(tctx(t), "session.list", map[string]any{}, nil))
+	require.Equal(t, client.CodeNotInitialized, we.Code)
+	require.Equal(t, protocol.KindNotInitialized, we.Data.Kind)
+
+	c := p.connect(t)
+	for _, tc := range []struct {
+		method string
+		params any
+		code   int
+		data   protocol.ErrorData
+	}{
+		{"session.get", map[string]any{}, client.CodeInvalidParams, protocol.ErrorData{Kind: protocol.KindRequired, Field: "sessionId"}},
+		{"session.subscribe", map[string]any{"sessionId": "s", "afterSeq": "x"}, client.CodeInvalidParams, protocol.ErrorData{Kind: protocol.KindWrongType, Field: "afterSeq", Expected: "integer"}},
+		{"session.subscribe", map[string]any{"sessionId": "s", "afterSeq": -1}, client.CodeInvalidParams, protocol.ErrorData{Kind: protocol.KindInvalidParams, Field: "afterSeq"}},
+		{"session.get", map[string]any{"sessionId": "nope"}, client.CodeNotFound, protocol.ErrorData{Kind: protocol.KindNotFound}},
+		{"session.party", map[string]any{}, client.CodeMethodNotFound, protocol.ErrorData{Kind: protocol.KindMethodNotFound}},
+	} {
+		we := wireErr(c.Call(tctx(t), tc.method, tc.params, nil))
+		require.Equal(t, tc.code, we.Code, "%s %v", tc.method, we)
+		require.Equal(t, tc.data, *we.Data, "%s %v", tc.method, we)
+	}
+}

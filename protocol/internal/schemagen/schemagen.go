@@ -142,6 +142,9 @@ func Build(dir string) ([]byte, error) {
 	for _, v := range []any{protocol.Error{}, protocol.ApprovalResponse{}, protocol.QuestionResponse{}, protocol.PlanResponse{}, protocol.DirectoryResponse{}} {
 		g.ref(v)
 	}
+	// The sidecar sends error.data with every error (a Go client may decode
+	// an error without it, hence omitempty).
+	g.defs["Error"].Required = append(g.defs["Error"].Required, "data")
 	for t, vals := range enums {
 		anys := make([]any, len(vals))
 		for i, v := range vals {

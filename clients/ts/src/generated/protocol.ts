@@ -57,7 +57,6 @@ export type ErrorKind =
   | "required"
   | "wrong_type"
   | "unsupported_version"
-  | "too_large"
   | "already_answered"
   | "busy"
   | "nothing_to_retry"
@@ -530,7 +529,7 @@ export interface Error {
    * Message says what failed and why, for people; never a secret.
    */
   message: string;
-  data?: ErrorData;
+  data: ErrorData;
 }
 /**
  * ErrorData is error.data: what a program needs to react to an error without parsing its message.

@@ -227,7 +227,9 @@ export class SidecarClient {
     if (this.#sessions.has(sessionId)) {
       throw new SidecarError(`session ${sessionId} is already subscribed on this connection; close that subscription first`);
     }
-    const sub = new SessionSubscription(this, sessionId, opts, this.#log, () => this.#sessions.delete(sessionId));
+    const sub: SessionSubscription = new SessionSubscription(this, sessionId, opts, this.#log, () => {
+      if (this.#sessions.get(sessionId) === sub) this.#sessions.delete(sessionId);
+    });
     this.#sessions.set(sessionId, sub);
     try {
       await sub.resubscribe();
@@ -246,7 +248,9 @@ export class SidecarClient {
    */
   async terminal(projectId: string, terminalId: string, opts: TerminalOptions = {}): Promise<TerminalStream> {
     this.#terminals.get(terminalId)?.detach();
-    const t = new TerminalStream(this, projectId, terminalId, opts, () => this.#terminals.delete(terminalId));
+    const t: TerminalStream = new TerminalStream(this, projectId, terminalId, opts, () => {
+      if (this.#terminals.get(terminalId) === t) this.#terminals.delete(terminalId);
+    });
     this.#terminals.set(terminalId, t);
     try {
       await t.resubscribe();

@@ -24,7 +24,7 @@ const client = { name: "ts-client-test", version: "0.0.0" };
 
 test("spawnSidecar: ready line, the token passed on stdin, stderr to the logger, stop by closing stdin", async () => {
   const token = "tok-" + "x".repeat(40);
-  const env = await start([text("hi")], { token, logLevel: "debug" });
+  const env = await start([text("hi")], { token, logLevel: "debug", keys: { openai: "sk-test-" + "k".repeat(24) } });
   const { ready } = env.sidecar;
   assert.equal(ready.event, "ready");
   assert.equal(ready.token, token);
@@ -34,6 +34,9 @@ test("spawnSidecar: ready line, the token passed on stdin, stderr to the logger,
   const c = await env.sidecar.connect({ client });
   assert.equal(c.initializeResult?.protocolVersion, 1);
   assert.equal(c.initializeResult?.capabilities.provider, "scripted");
+  // The key went on stdin too, and is held in memory only.
+  const { keys } = await c.call("keys.status");
+  assert.equal(keys.find((k) => k.provider === "openai")?.source, "stdin");
   c.close();
 
   // A wrong token is refused before the upgrade.
@@ -42,7 +45,7 @@ test("spawnSidecar: ready line, the token passed on stdin, stderr to the logger,
   const exit = await env.sidecar.stop();
   assert.equal(exit.code, 0);
   assert.ok(env.stderr.length > 0, "the sidecar's log reached the logger");
-  assert.ok(!env.stderr.some((l) => l.includes(token)), "the token is never logged");
+  assert.ok(!env.stderr.some((l) => l.includes(token) || l.includes("sk-test-")), "the token and keys are never logged");
 });
 
 test("spawnSidecar: an exit before the ready line rejects with SpawnError and the stderr tail", async () => {

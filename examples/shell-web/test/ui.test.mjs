@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { test } from "node:test";
@@ -54,6 +54,9 @@ const script = (outside) => ({
     { text: "After the reload." },
     // 8. interrupt a turn that streams and then stalls
     { text: "This turn will be interrupted…", stall: true },
+    // 9. steer a running turn (it waits on a question meanwhile)
+    { toolCalls: [call("q2", "ask_user", { question: "Continue?", options: ["yes"] })] },
+    { text: "Steered as asked." },
   ],
 });
 
@@ -67,6 +70,8 @@ function sidecarBin(tmp) {
 test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
   if (!existsSync(chromiumPath)) assert.fail(`no Chromium at ${chromiumPath}: run scripts/deps.sh (apt-get install chromium) or set CHROMIUM`);
   mkdirSync(artifacts, { recursive: true });
+  // This run's screenshots only (NN-step.png; nothing else is touched).
+  for (const f of readdirSync(artifacts)) if (/^\d\d-[\w-]+\.png$/.test(f)) rmSync(join(artifacts, f));
   const tmp = mkdtempSync(join(tmpdir(), "zqagent-ui-"));
   // Cleanup in this order, each step even when one before failed: the
   // browser, the clients, the sidecar, the server, then the files.
@@ -241,6 +246,18 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
     await page.locator("#interrupt:not([disabled])").click();
     await waitEnds(1, "interrupted");
     await shot("interrupted");
+  });
+
+  await t.test("steer a running turn", async () => {
+    await send("steer me");
+    await page.locator('dialog#request[open][data-kind="question"]').waitFor();
+    await page.locator("#input").fill("also check the docs");
+    await page.locator("#steer:not([disabled])").click();
+    await dialog.getByRole("button", { name: "yes" }).click();
+    await page.locator(".steer", { hasText: "also check the docs" }).waitFor();
+    await waitEnds(8);
+    await page.locator(".assistant", { hasText: "Steered as asked." }).waitFor();
+    await shot("steered");
   });
 
   await t.test("echo hi in the terminal panel", async () => {

@@ -384,8 +384,14 @@ function showPending(pending: PendingRequest[]): void {
   const answer = (response: Parameters<SessionSubscription["respond"]>[1]) => {
     if (!session) return;
     closeDialog();
-    // respond() drops the request from sub.pending; onPendingChange shows the next one.
-    session.sub.respond(req, response as never).catch(report);
+    // respond() drops the request from sub.pending; onPendingChange shows the
+    // next one. When the answer did not go through (the socket dropped), show
+    // the card again: the request is still pending.
+    const sub = session.sub;
+    sub.respond(req, response as never).catch((e) => {
+      report(e);
+      showPending(sub.pending);
+    });
   };
 
   switch (req.kind) {

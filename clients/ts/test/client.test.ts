@@ -262,3 +262,40 @@ test("terminal: output decoded from base64, input, exit", async (t) => {
   assert.equal(await deadline(exit, "terminal.exit"), 3);
   assert.ok(term.nextSeq > 0);
 });
+
+test("terminal: a reconnect resumes after the last byte delivered (nothing twice)", async (t) => {
+  const env = await start([]);
+  t.after(() => env.sidecar.stop());
+  const sockets: WebSocket[] = [];
+  const c = await env.sidecar.connect({
+    client,
+    reconnect: { initialDelayMs: 10 },
+    webSocket: (url, token) => {
+      const ws = new WebSocket(url, ["zqagent.v1"], { headers: { Authorization: `Bearer ${token}` } });
+      sockets.push(ws);
+      return ws as unknown as WebSocketLike;
+    },
+  });
+  t.after(() => c.close());
+  const { projectId } = await c.call("project.open", { path: env.projDir });
+  const info = await c.call("terminal.create", { projectId, cols: 80, rows: 24, command: ["/bin/sh"] });
+  let out = "";
+  const dec = new TextDecoder();
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  const term = await c.terminal(projectId, info.id, {
+    onData: (bytes) => {
+      out += dec.decode(bytes, { stream: true });
+      for (const w of waiters.filter((w) => w.re.test(out))) w.resolve();
+    },
+  });
+  const saw = (re: RegExp) => deadline(new Promise<void>((resolve) => (re.test(out) ? resolve() : waiters.push({ re, resolve }))), `${re} in ${JSON.stringify(out)}`);
+  await term.write("echo o''ne\r");
+  await saw(/^one\r?$/m);
+  const reopened = new Promise<void>((r) => c.onStateChange((s) => s === "open" && r()));
+  sockets[0]!.terminate();
+  await deadline(reopened, "reconnected");
+  await term.write("echo t''wo\r");
+  await saw(/^two\r?$/m);
+  assert.equal(out.match(/^one\r?$/gm)?.length, 1, `"one" once: ${JSON.stringify(out)}`);
+  assert.equal(out.match(/echo o''ne/g)?.length, 1, "its echo once");
+});

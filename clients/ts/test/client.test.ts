@@ -22,6 +22,13 @@ import { calls, cleanEnv, Collector, deadline, sidecarBin, start, tempDir, text,
 
 const client = { name: "ts-client-test", version: "0.0.0" };
 
+/**
+ * A command's output line in a terminal: at the start of a line, or right
+ * after the prompt when the shell printed its prompt only after the typed
+ * command's echo (input typed before the shell started).
+ */
+const line = (text: string) => new RegExp(`(?:^|[$#] )${text}\r?$`, "m");
+
 test("spawnSidecar: ready line, the token passed on stdin, stderr to the logger, stop by closing stdin", async () => {
   const token = "tok-" + "x".repeat(40);
   const env = await start([text("hi")], { token, logLevel: "debug", keys: { openai: "sk-test-" + "k".repeat(24) } });
@@ -252,12 +259,14 @@ test("terminal: output decoded from base64, input, exit", async (t) => {
     onData: (bytes) => {
       assert.ok(bytes instanceof Uint8Array);
       out += dec.decode(bytes, { stream: true });
-      if (/^hi\r?$/m.test(out)) sawHi();
+      if (line("hi").test(out)) sawHi();
     },
     onExit: exited,
   });
   await term.write("echo h''i\r");
-  await deadline(hi, `"hi" in the terminal output: ${JSON.stringify(out)}`);
+  await deadline(hi, `"hi" in the terminal output`).catch((e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify(out)}`);
+  });
   await term.write("exit 3\r");
   assert.equal(await deadline(exit, "terminal.exit"), 3);
   assert.ok(term.nextSeq > 0);
@@ -288,14 +297,17 @@ test("terminal: a reconnect resumes after the last byte delivered (nothing twice
       for (const w of waiters.filter((w) => w.re.test(out))) w.resolve();
     },
   });
-  const saw = (re: RegExp) => deadline(new Promise<void>((resolve) => (re.test(out) ? resolve() : waiters.push({ re, resolve }))), `${re} in ${JSON.stringify(out)}`);
+  const saw = (re: RegExp) =>
+    deadline(new Promise<void>((resolve) => (re.test(out) ? resolve() : waiters.push({ re, resolve }))), `${re}`).catch((e: Error) => {
+      throw new Error(`${e.message} in ${JSON.stringify(out)}`);
+    });
   await term.write("echo o''ne\r");
-  await saw(/^one\r?$/m);
+  await saw(line("one"));
   const reopened = new Promise<void>((r) => c.onStateChange((s) => s === "open" && r()));
   sockets[0]!.terminate();
   await deadline(reopened, "reconnected");
   await term.write("echo t''wo\r");
-  await saw(/^two\r?$/m);
-  assert.equal(out.match(/^one\r?$/gm)?.length, 1, `"one" once: ${JSON.stringify(out)}`);
+  await saw(line("two"));
+  assert.equal(out.match(new RegExp(line("one").source, "gm"))?.length, 1, `"one" once: ${JSON.stringify(out)}`);
   assert.equal(out.match(/echo o''ne/g)?.length, 1, "its echo once");
 });

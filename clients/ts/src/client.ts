@@ -118,6 +118,7 @@ export class SidecarClient {
   #stateListeners = new Set<(s: ConnectionState, err?: Error) => void>();
   #sessions = new Map<string, SessionSubscription>();
   #terminals = new Map<string, TerminalStream>();
+  #writers = new Map<string, { chain: Promise<unknown>; buf: string; next?: Promise<ResultOf<"terminal.write">> }>();
   #state: ConnectionState = "connecting";
   #closedByUser = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
@@ -261,6 +262,37 @@ export class SidecarClient {
     return t;
   }
 
+  /**
+   * Sends input to a terminal: text (keystrokes, a paste) or raw bytes.
+   * Writes to one terminal are sent one at a time, in order, and text typed
+   * while one is in flight is joined into the next: the sidecar handles a
+   * connection's requests concurrently (ui-protocol.md §3), so two
+   * `terminal.write` calls in flight could reach the PTY in either order.
+   */
+  writeTerminal(projectId: string, terminalId: string, data: string | Uint8Array): Promise<ResultOf<"terminal.write">> {
+    let w = this.#writers.get(terminalId);
+    if (!w) this.#writers.set(terminalId, (w = { chain: Promise.resolve(), buf: "" }));
+    const q = w;
+    if (typeof data !== "string") {
+      const p = q.chain.then(() => this.call("terminal.write", { projectId, terminalId, dataBase64: encodeBase64(data) }));
+      q.next = undefined; // text written after these bytes goes behind them
+      q.chain = p.catch(() => {});
+      return p;
+    }
+    q.buf += data;
+    if (!q.next) {
+      const p: Promise<ResultOf<"terminal.write">> = q.chain.then(() => {
+        const text = q.buf;
+        q.buf = "";
+        if (q.next === p) q.next = undefined;
+        return this.call("terminal.write", { projectId, terminalId, data: text });
+      });
+      q.next = p;
+      q.chain = p.catch(() => {});
+    }
+    return q.next;
+  }
+
   /** Answers a pending request with the response its kind takes. */
   respond<K extends RequestKind>(
     sessionId: string,
@@ -335,6 +367,7 @@ export class SidecarClient {
         this.#terminals.get(params.terminalId as string)?.output(params as unknown as Notifications["terminal.output"]);
         break;
       case "terminal.exit":
+        this.#writers.delete(params.terminalId as string);
         this.#terminals.get(params.terminalId as string)?.exit(params as unknown as Notifications["terminal.exit"]);
         break;
       case "terminal.dropped":
@@ -580,14 +613,14 @@ export class TerminalStream {
     this.#forget = forget;
   }
 
-  /** Sends keystrokes or pasted text (UTF-8). */
+  /** Sends keystrokes or pasted text (UTF-8), in order (see `writeTerminal`). */
   write(data: string): Promise<ResultOf<"terminal.write">> {
-    return this.#client.call("terminal.write", { projectId: this.projectId, terminalId: this.terminalId, data });
+    return this.#client.writeTerminal(this.projectId, this.terminalId, data);
   }
 
-  /** Sends raw bytes. */
+  /** Sends raw bytes, in order with `write`. */
   writeBytes(bytes: Uint8Array): Promise<ResultOf<"terminal.write">> {
-    return this.#client.call("terminal.write", { projectId: this.projectId, terminalId: this.terminalId, dataBase64: encodeBase64(bytes) });
+    return this.#client.writeTerminal(this.projectId, this.terminalId, bytes);
   }
 
   resize(cols: number, rows: number): Promise<ResultOf<"terminal.resize">> {

@@ -242,7 +242,7 @@ test("close: pending calls reject with ConnectionClosedError and no reconnect fo
   await deadline(new Promise<void>((r) => (c.state === "closed" ? r() : c.onStateChange((s) => s === "closed" && r()))), "closed");
 });
 
-test("terminal: output decoded from base64, input, exit", async (t) => {
+test("terminal: output decoded from base64, input in order, exit", async (t) => {
   const env = await start([]);
   t.after(() => env.sidecar.stop());
   const c = await env.sidecar.connect({ client });
@@ -251,22 +251,27 @@ test("terminal: output decoded from base64, input, exit", async (t) => {
   const info = await c.call("terminal.create", { projectId, cols: 80, rows: 24, command: ["/bin/sh"] });
   let out = "";
   const dec = new TextDecoder();
-  let sawHi!: () => void;
-  const hi = new Promise<void>((r) => (sawHi = r));
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
   let exited!: (code: number) => void;
   const exit = new Promise<number>((r) => (exited = r));
   const term = await c.terminal(projectId, info.id, {
     onData: (bytes) => {
       assert.ok(bytes instanceof Uint8Array);
       out += dec.decode(bytes, { stream: true });
-      if (line("hi").test(out)) sawHi();
+      for (const w of waiters.filter((w) => w.re.test(out))) w.resolve();
     },
     onExit: exited,
   });
+  const saw = (re: RegExp) =>
+    deadline(new Promise<void>((resolve) => (re.test(out) ? resolve() : waiters.push({ re, resolve }))), `${re}`).catch((e: Error) => {
+      throw new Error(`${e.message} in ${JSON.stringify(out)}`);
+    });
   await term.write("echo h''i\r");
-  await deadline(hi, `"hi" in the terminal output`).catch((e: Error) => {
-    throw new Error(`${e.message}: ${JSON.stringify(out)}`);
-  });
+  await saw(line("hi"));
+  // One write per keystroke, none awaited (as xterm.js's onData gives
+  // them): they reach the shell in order.
+  await Promise.all([..."echo abcdefghijklmnopqrstuvwxyz0123456789\r"].map((ch) => term.write(ch)));
+  await saw(line("abcdefghijklmnopqrstuvwxyz0123456789"));
   await term.write("exit 3\r");
   assert.equal(await deadline(exit, "terminal.exit"), 3);
   assert.ok(term.nextSeq > 0);

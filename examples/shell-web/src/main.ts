@@ -520,9 +520,10 @@ async function openTerminal(terminalId: string): Promise<void> {
   xterm.open(el);
   fit.fit();
   // Keystrokes go to the PTY from the first moment (typing while the
-  // subscription is being set up must not be lost).
-  const write = (data: string) => client.call("terminal.write", { projectId, terminalId, data }).catch(report);
-  xterm.onData(write);
+  // subscription is being set up must not be lost). writeTerminal sends one
+  // write at a time, in order: one terminal.write per keystroke, all in
+  // flight at once, could reach the PTY out of order.
+  xterm.onData((data) => client.writeTerminal(projectId, terminalId, data).catch(report));
   // The client decodes terminal.output's base64 and keeps the byte offset,
   // so a reconnect continues where the screen is.
   const stream = await client.terminal(projectId, terminalId, {

@@ -57,6 +57,10 @@ const script = (outside) => ({
     // 9. steer a running turn (it waits on a question meanwhile)
     { toolCalls: [call("q2", "ask_user", { question: "Continue?", options: ["yes"] })] },
     { text: "Steered as asked." },
+    // 10. always allow a command: the next touch asks nothing
+    { toolCalls: [call("t1", "run_shell", { command: "touch a.txt" })] },
+    { toolCalls: [call("t2", "run_shell", { command: "touch b.txt" })] },
+    { text: "Touched both." },
   ],
 });
 
@@ -258,6 +262,19 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
     await waitEnds(8);
     await page.locator(".assistant", { hasText: "Steered as asked." }).waitFor();
     await shot("steered");
+  });
+
+  await t.test("always allow the command: no second dialog", async () => {
+    const before = seen.filter((e) => e.type === "permission_required").length;
+    await send("touch two files");
+    await dialog.waitFor();
+    await shot("always-command-dialog");
+    await dialog.getByRole("button", { name: 'Always allow "touch"' }).click();
+    await waitEnds(9);
+    assert.ok(existsSync(join(projDir, "a.txt")) && existsSync(join(projDir, "b.txt")));
+    assert.equal(seen.filter((e) => e.type === "permission_required").length, before + 1, "one card for two commands");
+    const { grants } = await watcher.call("session.grants", { sessionId });
+    assert.deepEqual(grants.map((g) => `${g.kind}:${g.name}`), ["tool:write_file", "command:touch"]);
   });
 
   await t.test("echo hi in the terminal panel", async () => {

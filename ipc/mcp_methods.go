@@ -39,12 +39,9 @@ type (
 	mcpNameParams    = protocol.MCPNameParams
 )
 
-// MCPServerResult is the result of mcp.add, mcp.update and mcp.refresh.
-type MCPServerResult struct {
-	Server MCPServerInfo `json:"server"`
-	// Warnings are the config's non-fatal problems (mcp.add, mcp.update).
-	Warnings []mcp.Warning `json:"warnings"`
-}
+// MCPServerResult is the result of mcp.add, mcp.update, mcp.refresh,
+// mcp.trust and mcp.untrust.
+type MCPServerResult = protocol.MCPServerResult
 
 func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p mcpProjectParams
@@ -58,11 +55,11 @@ func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any
 	pm.mu.Lock()
 	warns := append([]mcp.Warning{}, pm.warnings...)
 	pm.mu.Unlock()
-	cfgs := pm.mgr.Configs()
-	if cfgs == nil {
-		cfgs = []mcp.ServerConfig{}
+	cfgs, err := wireConfigs(pm.mgr.Configs())
+	if err != nil {
+		return nil, err
 	}
-	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: warns, ConfigPath: pm.path}, nil
+	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: wireWarnings(warns), ConfigPath: pm.path}, nil
 }
 
 func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -93,7 +90,7 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: warns}, nil
+	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
 func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -129,7 +126,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
 	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
-	return MCPServerResult{Server: info, Warnings: warns}, nil
+	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
 func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -186,7 +183,7 @@ func (s *Server) mcpRefresh(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpTrust approves a server's config: the hash the trust card showed
@@ -214,7 +211,7 @@ func (s *Server) mcpTrust(ctx context.Context, _ *conn, raw json.RawMessage) (an
 	if info.State == mcp.StateClosed {
 		pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, p.Name) })
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpUntrust revokes a server's approval; a running server is stopped.
@@ -236,7 +233,7 @@ func (s *Server) mcpUntrust(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // connectLaterLocked connects an enabled server in the background (pm.mu

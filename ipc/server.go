@@ -16,13 +16,14 @@ import (
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
 
 // ProtocolVersion is the wire protocol version of the ready line and of
 // initialize.
-const ProtocolVersion = 1
+const ProtocolVersion = protocol.Version
 
 // Defaults of the bounded queues.
 const (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -23,24 +24,20 @@ func (s *Server) turnRoutes() map[string]handler {
 	}
 }
 
-// TurnStartParams are the params of turn.start.
 // MaxTurnText bounds the text of turn.start and turn.steer (bytes): a
 // larger text is refused with -32602 instead of becoming an event sent to
 // every subscriber and stored.
 const MaxTurnText = 1 << 20
 
-type TurnStartParams struct {
-	SessionID   string           `json:"sessionId" rpc:"required"`
-	Text        string           `json:"text"`
-	Attachments []AttachmentWire `json:"attachments,omitempty"`
-}
+// The wire types of turn.*.
+type (
+	// TurnStartParams are the params of turn.start.
+	TurnStartParams = protocol.TurnStartParams
+	// TurnResult is the result of turn.start, turn.retry and turn.resume.
+	TurnResult = protocol.TurnResult
 
-// TurnResult is the result of turn.start, turn.retry and turn.resume.
-type TurnResult struct {
-	TurnID string `json:"turnId"`
-	// Queued is the number of turns ahead of this one (0: it starts now).
-	Queued int `json:"queued"`
-}
+	steerParams = protocol.TurnSteerParams
+)
 
 func newTurnID() string { return "turn_" + uuid.NewString() }
 
@@ -96,10 +93,10 @@ func (s *Server) turnInterrupt(ctx context.Context, _ *conn, raw json.RawMessage
 		}
 		running = ended
 	}
-	return struct {
-		Interrupted bool     `json:"interrupted"`
-		Dropped     []string `json:"dropped"`
-	}{running, dropped}, nil
+	if dropped == nil {
+		dropped = []string{}
+	}
+	return protocol.TurnInterruptResult{Interrupted: running, Dropped: dropped}, nil
 }
 
 func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
@@ -193,11 +190,6 @@ func (s *Server) resumeTurnID(ctx context.Context, sessionID string) (string, er
 	return evs[0].TurnID, nil
 }
 
-type steerParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-	Text      string `json:"text" rpc:"required"`
-}
-
 func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p steerParams
 	if err := decodeParams(raw, &p); err != nil {
@@ -218,9 +210,7 @@ func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	eng.QueueSteering(p.Text, nil, nil)
-	return struct {
-		Queued bool `json:"queued"`
-	}{true}, nil
+	return protocol.TurnSteerResult{Queued: true}, nil
 }
 
 func (s *Server) turnUnsteer(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -235,9 +225,7 @@ func (s *Server) turnUnsteer(ctx context.Context, _ *conn, raw json.RawMessage) 
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		removed = eng.RemoveSteering(p.Text)
 	}
-	return struct {
-		Removed bool `json:"removed"`
-	}{removed}, nil
+	return protocol.TurnUnsteerResult{Removed: removed}, nil
 }
 
 // SuspendedEndReason is the turn_end reason of a suspended turn that
@@ -265,12 +253,15 @@ func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error
 	if err != nil {
 		return false, err
 	}
-	task := host.AppendJSONString(nil, turnID)
+	// The engine's data types are the engine's to fill; these two are the
+	// host's, written as their wire types.
+	raw := func(kind engine.EventType, data any) engine.Event {
+		b, _ := json.Marshal(data) // strings, ints and slices: it always marshals
+		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: b}}
+	}
 	evs := []engine.Event{
-		{Type: engine.EventInterrupted, Data: engine.RawData{Kind: engine.EventInterrupted,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"iterations":0}`)}},
-		{Type: engine.EventTurnEnd, Data: engine.RawData{Kind: engine.EventTurnEnd,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
+		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
+		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason}),
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.

@@ -9,7 +9,9 @@
 // and schema.json, the JSON Schema (2020-12) of the whole protocol, is
 // generated from them (go generate; see internal/gen). A test fails when
 // schema.json is not what the types generate, so a type changed without
-// regenerating is caught in CI.
+// regenerating is caught in CI. The layout of schema.json is described in
+// internal/schemagen; package validate checks frames against it (the
+// end-to-end tests run every frame the sidecar sends through it).
 //
 // Conventions: a field without omitempty is always present in what the
 // sidecar sends (and required in a params object, unless its doc says

@@ -81,15 +81,18 @@ type Session struct {
 	// TitleSource is auto (named by the model) or user (session.rename).
 	TitleSource string `json:"titleSource"`
 	Model       string `json:"model"`
-	Mode        Mode   `json:"mode"`
-	Agent       string `json:"agent"`
+	// Mode is a Mode.
+	Mode  string `json:"mode" enum:"Mode"`
+	Agent string `json:"agent"`
 	// Provider is the provider profile (providers.list).
 	Provider string `json:"provider"`
-	// VCS is the change tracking the session uses (its own or its project's).
-	VCS VCSMode `json:"vcs"`
+	// VCS is the change tracking the session uses (its own or its
+	// project's), a VCSMode.
+	VCS string `json:"vcs" enum:"VCSMode"`
 	// Lang is the language the session runs in.
-	Lang   string        `json:"lang"`
-	Status SessionStatus `json:"status"`
+	Lang string `json:"lang"`
+	// Status is a SessionStatus.
+	Status string `json:"status" enum:"SessionStatus"`
 	// Running is whether a turn runs or is queued in this process now.
 	Running   bool      `json:"running"`
 	TaskCount int       `json:"taskCount"`
@@ -105,12 +108,12 @@ type Session struct {
 // SessionSettings are the stored per-session options; absent ones have
 // their defaults.
 type SessionSettings struct {
-	AllowedCommands   []string    `json:"allowedCommands,omitempty"`
-	ShellPolicy       ShellPolicy `json:"shellPolicy,omitempty"`
-	ApprovalTimeoutMS int64       `json:"approvalTimeoutMs,omitempty"`
-	ReasoningEffort   string      `json:"reasoningEffort,omitempty"`
-	Sandbox           SandboxMode `json:"sandbox,omitempty"`
-	SandboxNetwork    bool        `json:"sandboxNetwork,omitempty"`
+	AllowedCommands   []string `json:"allowedCommands,omitempty"`
+	ShellPolicy       string   `json:"shellPolicy,omitempty" enum:"ShellPolicy"`
+	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
+	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
+	Sandbox           string   `json:"sandbox,omitempty" enum:"SandboxMode"`
+	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"`
 	// Lang is the stored language; absent for sessions made before
 	// languages were stored (they follow the default).
 	Lang string `json:"lang,omitempty"`
@@ -118,8 +121,8 @@ type SessionSettings struct {
 
 // SandboxInfo is the session's OS sandbox as it really is, not as asked.
 type SandboxInfo struct {
-	// Mode is as configured.
-	Mode SandboxMode `json:"mode"`
+	// Mode is as configured (a SandboxMode).
+	Mode string `json:"mode" enum:"SandboxMode"`
 	// Backend is bwrap, sandbox-exec or none.
 	Backend string `json:"backend"`
 	// Enforced reports whether shell commands really run confined.
@@ -336,7 +339,8 @@ var GrantKinds = []GrantKind{GrantTool, GrantCommand}
 
 // Grant is an always_tool or always_command answer kept for the session.
 type Grant struct {
-	Kind GrantKind `json:"kind"`
+	// Kind is a GrantKind.
+	Kind string `json:"kind" enum:"GrantKind"`
 	// Name is the tool, or the executable.
 	Name string `json:"name"`
 	// GrantedAt is null for a grant saved by a sidecar that did not record

@@ -92,7 +92,8 @@ var Outcomes = []Outcome{OutcomeOnce, OutcomeAlwaysTool, OutcomeAlwaysCommand, O
 
 // ApprovalResponse answers a permission_required request.
 type ApprovalResponse struct {
-	Outcome Outcome `json:"outcome" rpc:"required"`
+	// Outcome is an Outcome.
+	Outcome string `json:"outcome" rpc:"required" enum:"Outcome"`
 }
 
 // QuestionResponse answers an ask_user_question request.

@@ -28,9 +28,9 @@ type VCSTurn struct {
 // VCSPlan says what change tracking a session really uses.
 type VCSPlan struct {
 	// Requested is the mode asked for (off, auto, native, shadow).
-	Requested VCSMode `json:"requested"`
+	Requested string `json:"requested" enum:"VCSMode"`
 	// Mode is the mode in effect: off, native or shadow.
-	Mode VCSMode `json:"mode"`
+	Mode string `json:"mode" enum:"VCSMode"`
 	// Status says why, and where snapshots go.
 	Status string `json:"status"`
 }

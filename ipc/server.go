@@ -191,6 +191,7 @@ func New(opts Options) (*Server, error) {
 		Context:        ctx,
 		Methods:        routes,
 		Gate:           "initialize",
+		Ordered:        orderedMethods,
 		ErrorCodes:     hostedErrorCodes,
 		SendQueueBytes: opts.SendQueueBytes,
 		WriteTimeout:   opts.WriteTimeout,

@@ -17,7 +17,7 @@ PLATFORMS   ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 MAX_BYTES   ?= 26214400
 GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
 
-.PHONY: all build run test test-go lint vet staticcheck fmt-check cross deps bench bench-sidecar fuzz dist clean
+.PHONY: all build run test test-go test-ts test-ui lint vet staticcheck fmt-check cross deps bench bench-sidecar fuzz dist clean
 
 all: build
 
@@ -37,12 +37,31 @@ deps:
 	scripts/deps.sh
 
 ## test: everything CI runs.
-test: deps lint test-go
+test: deps lint test-go test-ts test-ui
 
 test-go:
 	@# The permission bypass corpus, with its rows per family (issue 14).
 	@$(GO) test -count=1 -run '^TestBypassCorpus$$' -v ./engine/permission/ | grep 'bypass corpus'
 	scripts/with-keyring.sh $(GO) test -race -count=1 -timeout 20m ./...
+
+## test-ts: the TypeScript client (clients/ts): its generated types current
+## against protocol/schema.json, type-check, then its Node
+## tests against a sidecar built into a temp dir (make deps installs npm packages).
+test-ts:
+	@bin="$$(mktemp -d)"; trap 'rm -rf "$$bin"' EXIT; \
+	$(GO) build -o "$$bin/sidecar" ./cmd/sidecar && \
+	cd clients/ts && npm run --silent gen:check && npm run --silent typecheck && SIDECAR_BIN="$$bin/sidecar" npm test --silent
+
+## test-ui: the reference shell (examples/shell-web) in Debian's Chromium,
+## driven by playwright-core; screenshots of each step go to $(UI_ARTIFACTS).
+UI_ARTIFACTS ?= $(CURDIR)/artifacts/ui
+test-ui:
+	@bin="$$(mktemp -d)"; trap 'rm -rf "$$bin"' EXIT; \
+	$(GO) build -o "$$bin/sidecar" ./cmd/sidecar && \
+	(cd clients/ts && npm run --silent build) && \
+	cd examples/shell-web && npm run --silent typecheck && \
+	SIDECAR_BIN="$$bin/sidecar" UI_ARTIFACTS='$(UI_ARTIFACTS)' npm test --silent && \
+	echo "test-ui: screenshots in $(UI_ARTIFACTS)"
 
 lint: vet staticcheck fmt-check cross
 

@@ -67,15 +67,16 @@ type Input struct {
 	Refs        []llm.StoredAttachment
 }
 
-// State is where a session's engine stands.
+// State is whether the engine runs a turn. It is a fact the session host
+// reads, not a turn state machine: where a session's turns stand (queued,
+// awaiting an answer, suspended) is the host's, which the engine's events
+// move.
 type State int
 
-// The turn states: idle → running → (awaiting) → finishing → idle.
+// The engine states.
 const (
 	StateIdle State = iota
 	StateRunning
-	StateAwaiting // waiting for an approval or an answer
-	StateFinishing
 )
 
 func (s State) String() string {
@@ -84,10 +85,6 @@ func (s State) String() string {
 		return "idle"
 	case StateRunning:
 		return "running"
-	case StateAwaiting:
-		return "awaiting"
-	case StateFinishing:
-		return "finishing"
 	}
 	return "state(" + strconv.Itoa(int(s)) + ")"
 }
@@ -407,12 +404,6 @@ func (e *Engine) end() {
 	defer e.mu.Unlock()
 	e.setStateLocked(StateIdle)
 	e.cancel = nil
-}
-
-func (e *Engine) setState(s State) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.setStateLocked(s)
 }
 
 // setStateLocked is the one place the turn state changes.

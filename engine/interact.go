@@ -35,11 +35,8 @@ func (x interactor) prepare(ctx context.Context, build func(taskID, requestID st
 	if !ci.t.emitFromTool(ctx, build(ci.t.taskID, requestID)) {
 		return nil, ctx, context.Canceled
 	}
-	x.e.setState(StateAwaiting)
 	return h, context.WithValue(ctx, turnKey{}, &callInfo{t: ci.t, callID: ci.callID, requestID: requestID}), nil
 }
-
-func (x interactor) done() { x.e.setState(StateRunning) }
 
 // AskUser implements interact.Handlers.
 func (x interactor) AskUser(ctx context.Context, callID string, q interact.Question) (string, error) {
@@ -58,7 +55,6 @@ func (x interactor) AskUser(ctx context.Context, callID string, q interact.Quest
 	if err != nil {
 		return "", err
 	}
-	defer x.done()
 	return h.AskUser(ctx, callID, q)
 }
 
@@ -72,7 +68,6 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.P
 	if err != nil {
 		return interact.PlanAnswer{}, err
 	}
-	defer x.done()
 	return h.ProposePlan(ctx, callID, p)
 }
 
@@ -92,6 +87,5 @@ func (x interactor) RequestDirectory(ctx context.Context, callID string, d inter
 	if err != nil {
 		return interact.DirAnswer{}, err
 	}
-	defer x.done()
 	return h.RequestDirectory(ctx, callID, d)
 }

@@ -169,8 +169,6 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	if approver == nil {
 		approver = permission.Fallback(e.opts.DefaultApproval)
 	}
-	e.setState(StateAwaiting)
-	defer e.setState(StateRunning)
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID, requestID: requestID})
 	outcome, err := approver(ctx, req)
 	if err != nil {

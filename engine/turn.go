@@ -81,7 +81,6 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 		if t.suspended {
 			return
 		}
-		e.setState(StateFinishing)
 		if status == StatusInterrupted {
 			t.emit(Event{EventInterrupted, InterruptedData{task: task{taskID}, Iterations: t.iteration, ReqID: t.reqID}})
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -36,14 +37,7 @@ func (s *Server) agentRoutes() map[string]handler {
 }
 
 // AgentInfo is an agent definition on the wire.
-type AgentInfo struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Prompt      string    `json:"prompt"` // "" for builtins (the engine's prompt)
-	Model       string    `json:"model"`
-	Builtin     bool      `json:"builtin"`
-	UpdatedAt   time.Time `json:"updatedAt,omitzero"`
-}
+type AgentInfo = protocol.Agent
 
 func agentInfo(a store.AgentDef) AgentInfo {
 	return AgentInfo{Name: a.Name, Description: a.Description, Prompt: a.Prompt, Model: a.Model, Builtin: a.Builtin, UpdatedAt: a.UpdatedAt}
@@ -114,7 +108,7 @@ func (s *Server) agentSetupFor(ctx context.Context, sessionID, name string) (age
 }
 
 func (s *Server) agentsList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -131,18 +125,11 @@ func (s *Server) agentsList(ctx context.Context, _ *conn, raw json.RawMessage) (
 			out = append(out, agentInfo(a))
 		}
 	}
-	return struct {
-		Agents []AgentInfo `json:"agents"`
-	}{out}, nil
+	return protocol.AgentsListResult{Agents: out}, nil
 }
 
 // AgentAddParams are the params of agents.add.
-type AgentAddParams struct {
-	Name        string `json:"name" rpc:"required"`
-	Description string `json:"description"`
-	Prompt      string `json:"prompt" rpc:"required"`
-	Model       string `json:"model"`
-}
+type AgentAddParams = protocol.AgentsAddParams
 
 func (s *Server) agentsAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p AgentAddParams
@@ -169,12 +156,7 @@ func (s *Server) agentsAdd(ctx context.Context, _ *conn, raw json.RawMessage) (a
 
 // AgentUpdateParams are the params of agents.update; absent members are
 // unchanged.
-type AgentUpdateParams struct {
-	Name        string  `json:"name" rpc:"required"`
-	Description *string `json:"description,omitempty"`
-	Prompt      *string `json:"prompt,omitempty"`
-	Model       *string `json:"model,omitempty"`
-}
+type AgentUpdateParams = protocol.AgentsUpdateParams
 
 func (s *Server) agentsUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p AgentUpdateParams
@@ -208,9 +190,7 @@ func (s *Server) agentsUpdate(ctx context.Context, _ *conn, raw json.RawMessage)
 }
 
 func (s *Server) agentsRemove(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Name string `json:"name" rpc:"required"`
-	}
+	var p protocol.NameParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -221,9 +201,7 @@ func (s *Server) agentsRemove(ctx context.Context, _ *conn, raw json.RawMessage)
 		return nil, fmt.Errorf("agent %q: %w", p.Name, err)
 	}
 	s.reloadEngines("")
-	return struct {
-		Removed bool `json:"removed"`
-	}{true}, nil
+	return protocol.RemovedResult{Removed: true}, nil
 }
 
 func (s *Server) storedAgentInfo(ctx context.Context, name string) (AgentInfo, error) {

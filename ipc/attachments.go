@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools/media"
 )
 
@@ -15,12 +16,7 @@ const (
 )
 
 // AttachmentWire is an attachment as a client sends it.
-type AttachmentWire struct {
-	Name     string `json:"name"`
-	MimeType string `json:"mimeType"` // image/*, audio/* or video/*; must match the data URL's type
-	// DataURL is data:<mime>;base64,<payload>.
-	DataURL string `json:"dataUrl"`
-}
+type AttachmentWire = protocol.Attachment
 
 // saveAttachments validates the attachments with the library's
 // normalization (media.NormalizeAttachments: media types only, non-empty, a

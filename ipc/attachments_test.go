@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,11 +29,13 @@ func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
 	for _, ev := range evs {
 		require.NotContains(t, string(ev.Data), "base64", ev.Type)
 	}
+	var raw json.RawMessage
+	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &raw))
+	require.NotContains(t, string(raw), "dataUrl", "history carries refs, never inline attachments")
 	var got SessionGetResult
-	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
+	require.NoError(t, json.Unmarshal(raw, &got))
 	var ref string
 	for _, m := range got.Messages {
-		require.Empty(t, m.Attachments)
 		if len(m.AttachmentRefs) > 0 {
 			ref = m.AttachmentRefs[0].Path
 		}

@@ -19,8 +19,12 @@
 // approvals, and terminal_stream.go the terminal.output streams. A handler
 // decodes its params with decodeParams (wire.go: the transport's, which
 // names the bad field) and returns errors wrapping the sentinels of
-// wire.go; errmap.go adds the hosted packages' sentinels to the one
-// mapping (wsrpc.WireErrorOf) that turns an error into a JSON-RPC code.
+// wire.go; errmap.go adds the hosted packages' sentinels (with their
+// error.data kinds) to the one mapping (wsrpc.WireErrorOf) that turns an
+// error into a JSON-RPC code and error.data. Params and results are the
+// types of package protocol (the wire's vocabulary, from which
+// protocol/schema.json is generated); the conversions from the store's, the
+// engine's and the other packages' types happen in the handlers.
 // engines.go is the host's Engines: it builds a session's engine
 // (build_engine.go: the default wiring of package agent with the server's
 // search backend and terminals; provider.go: the choice of model provider)

@@ -9,6 +9,7 @@ import (
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/netproxy"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 	"github.com/zqagent/sidecar/tools"
@@ -20,59 +21,60 @@ import (
 type errCode struct {
 	err  error
 	code int
+	kind protocol.ErrorKind // error.data.kind; "" = the code's default
 }
 
 var hostedErrors = []errCode{
 	// the session host (ipc/host)
-	{host.ErrInvalid, CodeInvalidParams},
-	{host.ErrConflict, CodeConflict},
-	{host.ErrClosed, CodeInternal},
-	{host.ErrInvalidRequest, CodeInvalidRequest},
-	{store.ErrNotFound, CodeNotFound},
-	{store.ErrAlreadyAnswered, CodeConflict},
-	{store.ErrInvalid, CodeInvalidParams},
-	{engine.ErrBusy, CodeConflict},
-	{engine.ErrNothingToRetry, CodeConflict},
-	{engine.ErrClosed, CodeConflict},
-	{permission.ErrUnknownMode, CodeInvalidParams},
-	{permission.ErrUnknownPolicy, CodeInvalidParams},
-	{permission.ErrUnknownOutcome, CodeInvalidParams},
-	{permission.ErrUnknownDefaultApproval, CodeInvalidParams},
-	{llm.ErrNoModel, CodeConfig},
-	{llm.ErrNoAPIKey, CodeConfig},
-	{netproxy.ErrBadProxy, CodeConfig}, // a bad SOCKS5_PROXY: no session engine is built
+	{host.ErrInvalid, CodeInvalidParams, ""},
+	{host.ErrConflict, CodeConflict, ""},
+	{host.ErrClosed, CodeInternal, ""},
+	{host.ErrInvalidRequest, CodeInvalidRequest, ""},
+	{store.ErrNotFound, CodeNotFound, ""},
+	{store.ErrAlreadyAnswered, CodeConflict, protocol.KindAlreadyAnswered},
+	{store.ErrInvalid, CodeInvalidParams, ""},
+	{engine.ErrBusy, CodeConflict, protocol.KindBusy},
+	{engine.ErrNothingToRetry, CodeConflict, protocol.KindNothingToRetry},
+	{engine.ErrClosed, CodeConflict, ""},
+	{permission.ErrUnknownMode, CodeInvalidParams, ""},
+	{permission.ErrUnknownPolicy, CodeInvalidParams, ""},
+	{permission.ErrUnknownOutcome, CodeInvalidParams, ""},
+	{permission.ErrUnknownDefaultApproval, CodeInvalidParams, ""},
+	{llm.ErrNoModel, CodeConfig, protocol.KindNoModel},
+	{llm.ErrNoAPIKey, CodeConfig, protocol.KindNoAPIKey},
+	{netproxy.ErrBadProxy, CodeConfig, ""}, // a bad SOCKS5_PROXY: no session engine is built
 	// keys.*, vcs.* (keys.go, vcs_methods.go)
-	{keychain.ErrUnavailable, CodeConfig},
-	{keychain.ErrNotFound, CodeNotFound},
-	{keychain.ErrInvalidKey, CodeInvalidParams},
-	{keychain.ErrInvalidProvider, CodeInvalidParams},
-	{vcs.ErrTurnNotFound, CodeNotFound},
-	{vcs.ErrDisabled, CodeConfig},
-	{vcs.ErrInvalidMode, CodeInvalidParams},
-	{tools.ErrOutsideWorkspace, CodeForbidden},
+	{keychain.ErrUnavailable, CodeConfig, protocol.KindKeychainUnavailable},
+	{keychain.ErrNotFound, CodeNotFound, ""},
+	{keychain.ErrInvalidKey, CodeInvalidParams, ""},
+	{keychain.ErrInvalidProvider, CodeInvalidParams, ""},
+	{vcs.ErrTurnNotFound, CodeNotFound, ""},
+	{vcs.ErrDisabled, CodeConfig, protocol.KindVCSDisabled},
+	{vcs.ErrInvalidMode, CodeInvalidParams, ""},
+	{tools.ErrOutsideWorkspace, CodeForbidden, protocol.KindOutsideWorkspace},
 	// mcp.* (mcp_methods.go)
-	{mcp.ErrUnknownServer, CodeNotFound},
-	{mcp.ErrDuplicateServer, CodeConflict},
-	{mcp.ErrInvalidConfig, CodeInvalidParams},
-	{mcp.ErrCommandLine, CodeInvalidParams},
-	{mcp.ErrDisabled, CodeConflict},
-	{mcp.ErrClosed, CodeConflict},
-	{mcp.ErrUntrusted, CodeForbidden},
-	{mcp.ErrStaleHash, CodeConflict},
+	{mcp.ErrUnknownServer, CodeNotFound, ""},
+	{mcp.ErrDuplicateServer, CodeConflict, protocol.KindExists},
+	{mcp.ErrInvalidConfig, CodeInvalidParams, ""},
+	{mcp.ErrCommandLine, CodeInvalidParams, ""},
+	{mcp.ErrDisabled, CodeConflict, ""},
+	{mcp.ErrClosed, CodeConflict, ""},
+	{mcp.ErrUntrusted, CodeForbidden, protocol.KindUntrusted},
+	{mcp.ErrStaleHash, CodeConflict, protocol.KindStaleHash},
 	// terminal.* (terminal_methods.go)
-	{terminal.ErrNotFound, CodeNotFound},
-	{terminal.ErrOutsideProject, CodeForbidden},
-	{terminal.ErrInvalid, CodeInvalidParams},
-	{terminal.ErrExited, CodeConflict},
-	{terminal.ErrInputFull, CodeConflict},
-	{terminal.ErrUnsupported, CodeConfig},
+	{terminal.ErrNotFound, CodeNotFound, ""},
+	{terminal.ErrOutsideProject, CodeForbidden, protocol.KindOutsideWorkspace},
+	{terminal.ErrInvalid, CodeInvalidParams, ""},
+	{terminal.ErrExited, CodeConflict, protocol.KindTerminalUnavailable},
+	{terminal.ErrInputFull, CodeConflict, protocol.KindTerminalUnavailable},
+	{terminal.ErrUnsupported, CodeConfig, protocol.KindUnsupported},
 }
 
 // hostedErrorCodes is hostedErrors in the transport's shape.
 var hostedErrorCodes = func() []wsrpc.ErrCode {
 	out := make([]wsrpc.ErrCode, len(hostedErrors))
 	for i, e := range hostedErrors {
-		out[i] = wsrpc.ErrCode{Err: e.err, Code: e.code}
+		out[i] = wsrpc.ErrCode{Err: e.err, Code: e.code, Kind: e.kind}
 	}
 	return out
 }()

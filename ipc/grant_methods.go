@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // grantRoutes serves the session's always_tool and always_command grants.
@@ -22,36 +22,14 @@ func (s *Server) grantRoutes() map[string]handler {
 	}
 }
 
-// GrantInfo is one session grant on the wire.
-type GrantInfo struct {
-	Kind string `json:"kind"` // "tool" or "command"
-	Name string `json:"name"` // the tool, or the executable
-	// GrantedAt is when the user gave it; null for a grant saved before
-	// the sidecar kept times.
-	GrantedAt *time.Time `json:"grantedAt"`
-}
-
-// GrantsParams are the params of session.grants.
-type GrantsParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-}
-
-// GrantsResult is the result of session.grants.
-type GrantsResult struct {
-	Grants []GrantInfo `json:"grants"`
-}
-
-// RevokeGrantParams are the params of session.revokeGrant.
-type RevokeGrantParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-	Kind      string `json:"kind" rpc:"required"`
-	Name      string `json:"name" rpc:"required"`
-}
-
-// RevokeGrantResult is the result of session.revokeGrant.
-type RevokeGrantResult struct {
-	Revoked bool `json:"revoked"`
-}
+// The wire types of session.grants and session.revokeGrant.
+type (
+	GrantInfo         = protocol.Grant
+	GrantsParams      = protocol.SessionIDParams
+	GrantsResult      = protocol.SessionGrantsResult
+	RevokeGrantParams = protocol.SessionRevokeGrantParams
+	RevokeGrantResult = protocol.RevokedResult
+)
 
 func grantInfos(gs []permission.SessionGrant) []GrantInfo {
 	out := make([]GrantInfo, 0, len(gs))
@@ -92,7 +70,7 @@ func (s *Server) sessionRevokeGrant(ctx context.Context, _ *conn, raw json.RawMe
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	kind := permission.GrantKind(p.Kind)
+	kind := permission.GrantKind(string(p.Kind))
 	if kind != permission.GrantTool && kind != permission.GrantCommand {
 		return nil, invalidField("kind", `must be "tool" or "command"`)
 	}

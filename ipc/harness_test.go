@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol/validate"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -72,7 +74,7 @@ func tctx(t testing.TB) context.Context {
 // dial connects and initializes.
 func (ts *testServer) dial(t testing.TB) *client.Client {
 	t.Helper()
-	c, err := client.Dial(tctx(t), ts.url, ts.token, nil)
+	c, err := client.Dial(tctx(t), ts.url, ts.token, checked(t, nil))
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Initialize(tctx(t), "test", "1", false)
@@ -152,6 +154,41 @@ func callErr(t *testing.T, c *client.Client, method string, params any) *client.
 	var ce *client.Error
 	require.ErrorAs(t, err, &ce)
 	return ce
+}
+
+// frameValidator checks frames against protocol/schema.json.
+var frameValidator = sync.OnceValues(validate.New)
+
+// checked returns opts (nil: the defaults) with every frame the server sends
+// checked against protocol/schema.json; the test fails, at its end, on each
+// frame that violates it.
+func checked(t testing.TB, opts *client.Options) *client.Options {
+	t.Helper()
+	v, err := frameValidator()
+	require.NoError(t, err, "compile protocol/schema.json")
+	var o client.Options
+	if opts != nil {
+		o = *opts
+	}
+	var mu sync.Mutex
+	var bad []error
+	o.Check = func(method string, frame []byte) error {
+		err := v.Frame(method, frame)
+		if err != nil {
+			mu.Lock()
+			bad = append(bad, err)
+			mu.Unlock()
+		}
+		return err
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, err := range bad {
+			t.Errorf("a frame of the server violates protocol/schema.json: %v", err)
+		}
+	})
+	return &o
 }
 
 // dialRaw connects without initializing; the caller closes it.

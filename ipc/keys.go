@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Providers whose key status is always reported, besides the stored
@@ -24,17 +25,14 @@ func (s *Server) keyRoutes() map[string]handler {
 
 // KeyStatus is a provider's key status on the wire: whether a key is
 // configured and where it comes from. It never carries the key.
-type KeyStatus = keychain.Status
+type KeyStatus = protocol.KeyStatus
 
 // errNoKeyring is the error of keys.set and keys.delete on a server built
 // without a keyring.
 var errNoKeyring = fmt.Errorf("%w: this sidecar has no OS keychain; set the provider's API key environment variable (e.g. OPENAI_API_KEY) instead", keychain.ErrUnavailable)
 
 func (s *Server) keysSet(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Provider string `json:"provider" rpc:"required"`
-		APIKey   string `json:"apiKey" rpc:"required"`
-	}
+	var p protocol.KeysSetParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -56,9 +54,7 @@ func (s *Server) keysSet(_ context.Context, _ *conn, raw json.RawMessage) (any, 
 }
 
 func (s *Server) keysDelete(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Provider string `json:"provider" rpc:"required"`
-	}
+	var p protocol.KeysProviderParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -77,7 +73,7 @@ func (s *Server) keysDelete(_ context.Context, _ *conn, raw json.RawMessage) (an
 }
 
 func (s *Server) keysStatus(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -95,16 +91,14 @@ func (s *Server) keysStatus(ctx context.Context, _ *conn, raw json.RawMessage) (
 	for i, n := range names {
 		out[i] = s.keyStatus(n)
 	}
-	return struct {
-		Keys []KeyStatus `json:"keys"`
-	}{out}, nil
+	return protocol.KeysStatusResult{Keys: out}, nil
 }
 
 // keyStatus reports a provider's key status: the keychain wins over the
 // environment. Without a keyring only the environment is looked at.
 func (s *Server) keyStatus(provider string) KeyStatus {
 	if kr := s.opts.Keyring; kr != nil {
-		return kr.Status(provider)
+		return KeyStatus(kr.Status(provider))
 	}
 	st := KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}
 	if os.Getenv(st.EnvVar) != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/oslocale"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -95,10 +96,7 @@ func quoteTrunc(s string) string {
 }
 
 func (s *Server) sessionSetLang(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Lang      string `json:"lang" rpc:"required"`
-	}
+	var p protocol.SessionSetLangParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}

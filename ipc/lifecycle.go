@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 func (s *Server) lifecycleRoutes() map[string]handler {
@@ -15,54 +18,33 @@ func (s *Server) lifecycleRoutes() map[string]handler {
 	}
 }
 
-// ClientInfo names the connecting shell.
-type ClientInfo struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
+// The wire types of initialize, under their old names here.
+type (
+	ClientInfo       = protocol.ClientInfo
+	InitializeParams = protocol.InitializeParams
+	InitializeResult = protocol.InitializeResult
+	Capabilities     = protocol.Capabilities
+)
 
-// InitializeParams are the params of initialize.
-type InitializeParams struct {
-	Client          ClientInfo `json:"client"`
-	ProtocolVersion int        `json:"protocolVersion" rpc:"required"`
-	// InterruptOnDisconnect interrupts the turns this connection started when
-	// it closes. By default turns keep running (the window may come back).
-	InterruptOnDisconnect bool `json:"interruptOnDisconnect,omitempty"`
-	// Locale is the shell's UI language ("ja-JP", "zh_TW"): the default
-	// language of the sessions created from now on (lang.go).
-	Locale string `json:"locale,omitempty"`
-}
-
-// InitializeResult is the result of initialize.
-type InitializeResult struct {
-	Server          ClientInfo   `json:"server"`
-	ProtocolVersion int          `json:"protocolVersion"`
-	Capabilities    Capabilities `json:"capabilities"`
-}
-
-// Capabilities describe what this sidecar serves.
-type Capabilities struct {
-	Methods       []string `json:"methods"`
-	EventTypes    []string `json:"eventTypes"`
-	MaxFrameBytes int      `json:"maxFrameBytes"`
-	MaxBatch      int      `json:"maxBatch"`
-	// Provider is how turns are answered: "scripted", "openai" or "demo".
-	Provider string `json:"provider"`
-	// Notice explains a demo provider (no key configured), empty otherwise.
-	Notice string `json:"notice,omitempty"`
-	// Languages are the session languages (session.create {lang});
-	// DefaultLang is the one a session that names none gets.
-	Languages   []string `json:"languages"`
-	DefaultLang string   `json:"defaultLang"`
-}
+// supportedVersions is the range of protocol versions initialize accepts.
+var supportedVersions = protocol.VersionRange{Min: protocol.MinVersion, Max: protocol.MaxVersion}
 
 func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
-	var p InitializeParams
+	var p protocol.InitializeParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	if p.ProtocolVersion != ProtocolVersion {
-		return nil, invalidField("protocolVersion", fmt.Sprintf("unsupported version %d; this sidecar speaks %d", p.ProtocolVersion, ProtocolVersion))
+	version, ok := p.ProtocolVersion.Choose(supportedVersions.Min, supportedVersions.Max)
+	if !ok {
+		asked := fmt.Sprint(p.ProtocolVersion.Min)
+		if p.ProtocolVersion.Max != p.ProtocolVersion.Min {
+			asked = fmt.Sprintf("%d to %d", p.ProtocolVersion.Min, p.ProtocolVersion.Max)
+		}
+		return nil, &WireError{
+			Code:    CodeInvalidParams,
+			Message: fmt.Sprintf("invalid params: protocolVersion: unsupported version %s; this sidecar speaks %d to %d", asked, supportedVersions.Min, supportedVersions.Max),
+			Data:    &protocol.ErrorData{Kind: protocol.KindUnsupportedVersion, Field: "protocolVersion", Supported: &supportedVersions},
+		}
 	}
 	if p.Locale != "" {
 		if err := validLocale(p.Locale); err != nil {
@@ -72,34 +54,50 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
 	c.MarkInitialized()
-	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version)
-	types := make([]string, len(engine.AllEventTypes))
+	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
+	types := make([]protocol.EventType, len(engine.AllEventTypes))
 	for i, t := range engine.AllEventTypes {
-		types[i] = string(t)
+		types[i] = protocol.EventType(t)
 	}
 	kind, notice := s.providers.describe(ctx)
-	return InitializeResult{
-		Server:          ClientInfo{Name: "zqagent-sidecar", Version: s.opts.Version},
-		ProtocolVersion: ProtocolVersion,
-		Capabilities: Capabilities{
-			Methods:       s.Methods(),
-			EventTypes:    types,
-			MaxFrameBytes: MaxFrame,
-			MaxBatch:      MaxBatch,
-			Provider:      kind,
-			Notice:        notice,
-			Languages:     engine.PromptLangs,
-			DefaultLang:   s.defaultLang(),
+	return protocol.InitializeResult{
+		Server:          protocol.ClientInfo{Name: "zqagent-sidecar", Version: s.opts.Version},
+		ProtocolVersion: version,
+		Capabilities: protocol.Capabilities{
+			Methods:          s.Methods(),
+			EventTypes:       types,
+			Features:         s.features(),
+			ProtocolVersions: supportedVersions,
+			MaxFrameBytes:    MaxFrame,
+			MaxBatch:         MaxBatch,
+			Provider:         kind,
+			Notice:           notice,
+			Languages:        engine.PromptLangs,
+			DefaultLang:      s.defaultLang(),
 		},
 	}, nil
 }
 
+// features lists the optional features this sidecar has here and now.
+func (s *Server) features() []protocol.Feature {
+	fs := []protocol.Feature{}
+	if _, err := exec.LookPath("git"); err == nil {
+		fs = append(fs, protocol.FeatureVCS)
+	}
+	fs = append(fs, protocol.FeatureMCPTrust)
+	if s.opts.Terminals != nil {
+		fs = append(fs, protocol.FeatureTerminals)
+	}
+	if st, err := sandbox.Resolve(sandbox.Config{Mode: sandbox.ModeAuto}); err == nil && st.Enforced {
+		fs = append(fs, protocol.FeatureSandbox)
+	}
+	return append(fs, protocol.FeatureACP, protocol.FeatureGrants, protocol.FeatureSecretsStdin, protocol.FeatureErrorData)
+}
+
 func (s *Server) shutdown(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	return followUp(struct {
-		OK bool `json:"ok"`
-	}{true}, s.requestShutdown), nil
+	return followUp(protocol.OKResult{OK: true}, s.requestShutdown), nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // The mcp.* methods edit an open project's MCP servers and persist every
@@ -29,38 +30,18 @@ func (s *Server) mcpRoutes() map[string]handler {
 	}
 }
 
-type mcpProjectParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-}
+// The params of the mcp.* methods.
+type (
+	mcpProjectParams = protocol.ProjectIDParams
+	mcpAddParams     = protocol.MCPAddParams
+	mcpUpdateParams  = protocol.MCPUpdateParams
+	mcpTrustParams   = protocol.MCPTrustParams
+	mcpNameParams    = protocol.MCPNameParams
+)
 
-type mcpAddParams struct {
-	ProjectID string          `json:"projectId" rpc:"required"`
-	Config    json.RawMessage `json:"config" rpc:"required"`
-}
-
-type mcpUpdateParams struct {
-	ProjectID string          `json:"projectId" rpc:"required"`
-	Name      string          `json:"name" rpc:"required"`
-	Config    json.RawMessage `json:"config" rpc:"required"`
-}
-
-type mcpTrustParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-	Name      string `json:"name" rpc:"required"`
-	Hash      string `json:"hash" rpc:"required"`
-}
-
-type mcpNameParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-	Name      string `json:"name" rpc:"required"`
-}
-
-// MCPServerResult is the result of mcp.add, mcp.update and mcp.refresh.
-type MCPServerResult struct {
-	Server MCPServerInfo `json:"server"`
-	// Warnings are the config's non-fatal problems (mcp.add, mcp.update).
-	Warnings []mcp.Warning `json:"warnings"`
-}
+// MCPServerResult is the result of mcp.add, mcp.update, mcp.refresh,
+// mcp.trust and mcp.untrust.
+type MCPServerResult = protocol.MCPServerResult
 
 func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p mcpProjectParams
@@ -74,11 +55,11 @@ func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any
 	pm.mu.Lock()
 	warns := append([]mcp.Warning{}, pm.warnings...)
 	pm.mu.Unlock()
-	cfgs := pm.mgr.Configs()
-	if cfgs == nil {
-		cfgs = []mcp.ServerConfig{}
+	cfgs, err := wireConfigs(pm.mgr.Configs())
+	if err != nil {
+		return nil, err
 	}
-	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: warns, ConfigPath: pm.path}, nil
+	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: wireWarnings(warns), ConfigPath: pm.path}, nil
 }
 
 func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -90,7 +71,7 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	cfg, warns, err := parseServerParam(p.Config, "")
+	cfg, warns, err := parseServerParam(json.RawMessage(p.Config), "")
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +90,7 @@ func (s *Server) mcpAdd(ctx context.Context, _ *conn, raw json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: warns}, nil
+	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
 func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -121,7 +102,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	cfg, warns, err := parseServerParam(p.Config, p.Name)
+	cfg, warns, err := parseServerParam(json.RawMessage(p.Config), p.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +126,7 @@ func (s *Server) mcpUpdate(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
 	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
-	return MCPServerResult{Server: info, Warnings: warns}, nil
+	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
 func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -173,9 +154,7 @@ func (s *Server) mcpRemove(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		return nil, fmt.Errorf("mcp.remove: %w", err)
 	}
 	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))
-	return struct {
-		Removed bool `json:"removed"`
-	}{true}, nil
+	return protocol.RemovedResult{Removed: true}, nil
 }
 
 // mcpRefresh reconnects a server and waits for the handshake: a failed
@@ -204,7 +183,7 @@ func (s *Server) mcpRefresh(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpTrust approves a server's config: the hash the trust card showed
@@ -232,7 +211,7 @@ func (s *Server) mcpTrust(ctx context.Context, _ *conn, raw json.RawMessage) (an
 	if info.State == mcp.StateClosed {
 		pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, p.Name) })
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpUntrust revokes a server's approval; a running server is stopped.
@@ -254,7 +233,7 @@ func (s *Server) mcpUntrust(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	return MCPServerResult{Server: info, Warnings: []mcp.Warning{}}, nil
+	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // connectLaterLocked connects an enabled server in the background (pm.mu

@@ -19,6 +19,7 @@ import (
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // buildMCPServer builds the mcp package's stdio test server into the
@@ -193,7 +194,10 @@ func TestMCPAddPersistsListsAndCallsWithApproval(t *testing.T) {
 	require.Contains(t, srv.ToolNames, "mcp__tsrv__echo")
 	require.Empty(t, srv.LastError)
 	require.Equal(t, filepath.Join(dir, ".agent", "mcp.json"), res.ConfigPath)
-	require.True(t, slices.ContainsFunc(res.Configs, func(c mcp.ServerConfig) bool { return c.Name == "tsrv" }))
+	require.True(t, slices.ContainsFunc(res.Configs, func(c protocol.MCPServerConfig) bool {
+		var entry struct{ Name string }
+		return json.Unmarshal(c, &entry) == nil && entry.Name == "tsrv"
+	}))
 
 	sid, err := c.CreateSession(tctx(t), pid, nil)
 	require.NoError(t, err)
@@ -455,6 +459,7 @@ func TestMCPMethodErrors(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "mcp.add", map[string]any{"projectId": pid, "config": good}, nil))
 	e := callErr(t, c, "mcp.add", map[string]any{"projectId": pid, "config": good})
 	require.Equal(t, client.CodeConflict, e.Code, e.Message)
+	require.Equal(t, protocol.KindExists, e.KindOf(), "error.data.kind")
 	// The command does not exist: the server fails, with a reason, and the
 	// failure is announced.
 	st := waitNote(t, c, "mcp.status", statusIs(pid, "s1", "failed"))

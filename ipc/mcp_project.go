@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 )
@@ -49,36 +50,46 @@ type projectMCP struct {
 	closed   bool
 }
 
-// MCPStatus is the params of an mcp.status notification.
-type MCPStatus struct {
-	ProjectID string `json:"projectId"`
-	mcp.Status
+// The wire types of mcp.* and its notifications.
+type (
+	// MCPStatus is the params of an mcp.status notification.
+	MCPStatus = protocol.MCPStatusNotification
+	// MCPChanged is the params of an mcp.changed notification.
+	MCPChanged = protocol.MCPChanged
+	// MCPServerInfo is a server in mcp.list and the mcp.* results.
+	MCPServerInfo = protocol.MCPServer
+	// MCPListResult is the result of mcp.list.
+	MCPListResult = protocol.MCPListResult
+)
+
+// mcpStatusWire is a server's state on the wire.
+func mcpStatusWire(st mcp.Status) protocol.MCPStatus {
+	return protocol.MCPStatus{
+		Name: st.Name, Type: st.Type, State: st.State, Enabled: st.Enabled, Tools: st.Tools,
+		LastError: st.LastError, Lazy: st.Lazy, Trust: st.Trust, Hash: st.Hash, Run: (*protocol.MCPRun)(st.Run),
+	}
 }
 
-// MCPChanged is the params of an mcp.changed notification.
-type MCPChanged struct {
-	ProjectID string        `json:"projectId"`
-	Source    string        `json:"source"` // "file" (edited by hand) or "api" (an mcp.* call)
-	Added     []string      `json:"added"`
-	Removed   []string      `json:"removed"`
-	Changed   []string      `json:"changed"`
-	Warnings  []mcp.Warning `json:"warnings"`
+// wireWarnings are config warnings on the wire (never null).
+func wireWarnings(ws []mcp.Warning) []protocol.MCPWarning {
+	out := make([]protocol.MCPWarning, len(ws))
+	for i, w := range ws {
+		out[i] = protocol.MCPWarning(w)
+	}
+	return out
 }
 
-// MCPServerInfo is a server in mcp.list and the mcp.* results.
-type MCPServerInfo struct {
-	mcp.Status
-	// ToolNames are the names the server's tools are registered under
-	// (mcp__<server>__<tool>); in lazy mode only the loaded ones.
-	ToolNames []string `json:"toolNames"`
-}
-
-// MCPListResult is the result of mcp.list.
-type MCPListResult struct {
-	Servers    []MCPServerInfo    `json:"servers"`
-	Configs    []mcp.ServerConfig `json:"configs"`
-	Warnings   []mcp.Warning      `json:"warnings"`
-	ConfigPath string             `json:"configPath"`
+// wireConfigs are server configs on the wire, in the file's entry format.
+func wireConfigs(cfgs []mcp.ServerConfig) ([]protocol.MCPServerConfig, error) {
+	out := make([]protocol.MCPServerConfig, len(cfgs))
+	for i, c := range cfgs {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("encode MCP server config %q: %w", c.Name, err)
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 // openMCP creates the project's manager when it has none: the file is
@@ -103,8 +114,10 @@ func (s *Server) openMCP(projectID, root string) {
 		Workspace: root,
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
 		Trust:     &mcpTrust{st: s.opts.Store, projectID: projectID},
-		OnStatus:  func(st mcp.Status) { s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, Status: st}) },
-		Logger:    s.log.With("project", projectID),
+		OnStatus: func(st mcp.Status) {
+			s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
+		},
+		Logger: s.log.With("project", projectID),
 	})
 	s.mcp.mu.Lock()
 	if s.mcp.closed || s.mcp.byProject[projectID] != nil {
@@ -285,7 +298,7 @@ func (pm *projectMCP) servers() []MCPServerInfo {
 	sts := pm.mgr.Status()
 	out := make([]MCPServerInfo, len(sts))
 	for i, st := range sts {
-		out[i] = MCPServerInfo{Status: st, ToolNames: nonNilStrings(names[st.Name])}
+		out[i] = MCPServerInfo{MCPStatus: mcpStatusWire(st), ToolNames: nonNilStrings(names[st.Name])}
 	}
 	return out
 }
@@ -331,7 +344,7 @@ func newMCPChanged(projectID, source string, added, removed, changed []string, w
 	return MCPChanged{
 		ProjectID: projectID, Source: source,
 		Added: nonNilStrings(added), Removed: nonNilStrings(removed), Changed: nonNilStrings(changed),
-		Warnings: nonNilWarnings(warnings),
+		Warnings: wireWarnings(warnings),
 	}
 }
 

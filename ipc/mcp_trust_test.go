@@ -16,6 +16,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // writeMCPFile writes a project's .agent/mcp.json in the mcpServers form,
@@ -138,6 +139,7 @@ func TestMCPTrustFlowOverWebSocket(t *testing.T) {
 	e := callErr(t, c, "mcp.trust", map[string]string{"projectId": pid, "name": "good", "hash": "sha256:00"})
 	require.Equal(t, client.CodeConflict, e.Code, e.Message)
 	require.Contains(t, e.Message, "changed since it was shown")
+	require.Equal(t, protocol.KindStaleHash, e.KindOf(), "error.data.kind")
 	e = callErr(t, c, "mcp.trust", map[string]string{"projectId": pid, "name": "ghost", "hash": srv.Hash})
 	require.Equal(t, client.CodeNotFound, e.Code, e.Message)
 

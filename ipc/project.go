@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/vcs"
 )
@@ -24,16 +25,7 @@ func (s *Server) projectRoutes() map[string]handler {
 }
 
 // ProjectInfo is a project on the wire.
-type ProjectInfo struct {
-	ProjectID string `json:"projectId"`
-	Path      string `json:"path"`
-	// Git reports whether the folder is a git work tree (has .git).
-	Git bool `json:"git"`
-	// Open reports whether the project is open in this sidecar process.
-	Open bool `json:"open"`
-	// Settings are the project's settings (project.setSettings).
-	Settings ProjectSettings `json:"settings"`
-}
+type ProjectInfo = protocol.Project
 
 // projectInfo is a project on the wire, open as this process knows it.
 func (s *Server) projectInfo(pr store.Project, ps ProjectSettings) ProjectInfo {
@@ -43,16 +35,8 @@ func (s *Server) projectInfo(pr store.Project, ps ProjectSettings) ProjectInfo {
 	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: open, Settings: ps}
 }
 
-type projectPathParams struct {
-	Path string `json:"path" rpc:"required"`
-	// VCS, when set, changes the project's change tracking (as
-	// project.setSettings does).
-	VCS string `json:"vcs"`
-}
-
-type projectIDParams struct {
-	ProjectID string `json:"projectId" rpc:"required"`
-}
+// projectIDParams are the params of the methods that name a project.
+type projectIDParams = protocol.ProjectIDParams
 
 // projectRoot checks a project path: absolute after cleaning, an existing
 // directory, and neither a filesystem root nor the home directory. It
@@ -93,7 +77,7 @@ func isGitRepo(path string) bool {
 }
 
 func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p projectPathParams
+	var p protocol.ProjectOpenParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -103,7 +87,7 @@ func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) 
 	}
 	var mode vcs.Mode
 	if p.VCS != "" {
-		if mode, err = parseVCSMode(p.VCS); err != nil {
+		if mode, err = parseVCSMode(string(p.VCS)); err != nil {
 			return nil, err
 		}
 	}
@@ -149,13 +133,11 @@ func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage)
 	if s.opts.Terminals != nil {
 		s.opts.Terminals.CloseProject(p.ProjectID)
 	}
-	return struct {
-		Closed bool `json:"closed"`
-	}{wasOpen}, nil
+	return protocol.ProjectCloseResult{Closed: wasOpen}, nil
 }
 
 func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -171,9 +153,7 @@ func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) 
 		}
 		out[i] = s.projectInfo(pr, ps)
 	}
-	return struct {
-		Projects []ProjectInfo `json:"projects"`
-	}{out}, nil
+	return protocol.ProjectListResult{Projects: out}, nil
 }
 
 // projectOf returns a stored project or an error wrapping ErrNotFound.

@@ -6,31 +6,20 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/vcs"
 )
 
-// ProjectSettings are a project's own settings, stored in the database
-// under the setting "project.settings/<projectId>".
-type ProjectSettings struct {
-	// VCS is the change tracking of the project's sessions: off, auto
-	// (default), native or shadow. A session created with its own vcs keeps
-	// that one.
-	VCS string `json:"vcs"`
-}
-
-// projectSettingsParams are the params of project.setSettings; absent
-// members are unchanged.
-type projectSettingsParams struct {
-	ProjectID string  `json:"projectId" rpc:"required"`
-	VCS       *string `json:"vcs"`
-}
+// ProjectSettings are a project's own settings (the wire type), stored in
+// the database under the setting "project.settings/<projectId>".
+type ProjectSettings = protocol.ProjectSettings
 
 func projectSettingsKey(projectID string) string { return "project.settings/" + projectID }
 
 // projectSettings reads a project's settings, defaults filled in.
 func (s *Server) projectSettings(ctx context.Context, projectID string) (ProjectSettings, error) {
-	ps := ProjectSettings{VCS: string(DefaultVCSMode)}
+	ps := ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
 	raw, err := s.opts.Store.Setting(ctx, projectSettingsKey(projectID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -43,8 +32,8 @@ func (s *Server) projectSettings(ctx context.Context, projectID string) (Project
 		s.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
 		return ps, nil
 	}
-	if m, err := vcs.ParseMode(saved.VCS); err == nil && saved.VCS != "" {
-		ps.VCS = string(m)
+	if m, err := vcs.ParseMode(string(saved.VCS)); err == nil && saved.VCS != "" {
+		ps.VCS = protocol.VCSMode(m)
 	}
 	return ps, nil
 }
@@ -56,7 +45,7 @@ func (s *Server) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode
 	if err != nil {
 		return ps, err
 	}
-	ps.VCS = string(m)
+	ps.VCS = protocol.VCSMode(m)
 	b, err := json.Marshal(ps)
 	if err != nil {
 		return ps, err
@@ -69,7 +58,7 @@ func (s *Server) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode
 }
 
 func (s *Server) projectSetSettings(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p projectSettingsParams
+	var p protocol.ProjectSetSettingsParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -82,7 +71,7 @@ func (s *Server) projectSetSettings(ctx context.Context, _ *conn, raw json.RawMe
 		return nil, err
 	}
 	if p.VCS != nil {
-		m, err := parseVCSMode(*p.VCS)
+		m, err := parseVCSMode(string(*p.VCS))
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +93,7 @@ func (s *Server) vcsModeOf(ctx context.Context, ss store.Session) vcs.Mode {
 		s.log.Warn("read project settings", "project", ss.ProjectID, "err", err)
 		return DefaultVCSMode
 	}
-	m, err := vcs.ParseMode(ps.VCS)
+	m, err := vcs.ParseMode(string(ps.VCS))
 	if err != nil {
 		return DefaultVCSMode
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -37,20 +38,7 @@ func (s *Server) providerRoutes() map[string]handler {
 
 // ProviderInfo is a provider profile on the wire. It never carries a key:
 // KeyConfigured and KeySource say whether one is configured and where.
-type ProviderInfo struct {
-	Name          string            `json:"name"`
-	BaseURL       string            `json:"baseUrl"`
-	APIMode       string            `json:"apiMode"`
-	DefaultModel  string            `json:"defaultModel"`
-	Headers       map[string]string `json:"headers"`
-	Proxy         string            `json:"proxy"`
-	ContextWindow int               `json:"contextWindow"`
-	KeyConfigured bool              `json:"keyConfigured"`
-	KeySource     string            `json:"keySource"` // keychain | env | ""
-	// Implicit is set for the default profile while none is stored: the
-	// environment configures it.
-	Implicit bool `json:"implicit"`
-}
+type ProviderInfo = protocol.Provider
 
 // profile returns a provider profile by name ("" is the default profile,
 // which exists implicitly until one is stored).
@@ -87,14 +75,14 @@ func (s *Server) providerInfo(p store.ProviderProfile, stored bool) ProviderInfo
 		h = map[string]string{}
 	}
 	return ProviderInfo{
-		Name: p.Name, BaseURL: p.BaseURL, APIMode: p.APIMode, DefaultModel: p.DefaultModel,
+		Name: p.Name, BaseURL: p.BaseURL, APIMode: protocol.APIMode(p.APIMode), DefaultModel: p.DefaultModel,
 		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow,
 		KeyConfigured: st.Configured, KeySource: st.Source, Implicit: !stored,
 	}
 }
 
 func (s *Server) providersList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -111,23 +99,13 @@ func (s *Server) providersList(ctx context.Context, _ *conn, raw json.RawMessage
 		isStored := slices.ContainsFunc(stored, func(x store.ProviderProfile) bool { return x.Name == pr.Name })
 		out[i] = s.providerInfo(pr, isStored)
 	}
-	return struct {
-		Providers []ProviderInfo `json:"providers"`
-	}{out}, nil
+	return protocol.ProvidersListResult{Providers: out}, nil
 }
 
 // ProvidersSetParams are the params of providers.set; absent members keep
 // the profile's current values (a new profile needs baseUrl, except the
 // default profile, whose defaults come from the environment).
-type ProvidersSetParams struct {
-	Name          string             `json:"name" rpc:"required"`
-	BaseURL       *string            `json:"baseUrl,omitempty"`
-	APIMode       *string            `json:"apiMode,omitempty"`
-	DefaultModel  *string            `json:"defaultModel,omitempty"`
-	Headers       *map[string]string `json:"headers,omitempty"`
-	Proxy         *string            `json:"proxy,omitempty"`
-	ContextWindow *int               `json:"contextWindow,omitempty"`
-}
+type ProvidersSetParams = protocol.ProvidersSetParams
 
 func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p ProvidersSetParams
@@ -158,7 +136,7 @@ func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage)
 	if p.APIMode != nil {
 		switch *p.APIMode {
 		case openai.ModeAuto, openai.ModeResponses, openai.ModeChat:
-			cur.APIMode = *p.APIMode
+			cur.APIMode = string(*p.APIMode)
 		default:
 			return nil, invalidField("apiMode", "must be auto, responses or chat")
 		}
@@ -232,9 +210,7 @@ func checkProxy(raw string) error {
 }
 
 func (s *Server) providersDelete(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Name string `json:"name" rpc:"required"`
-	}
+	var p protocol.NameParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -242,9 +218,7 @@ func (s *Server) providersDelete(ctx context.Context, _ *conn, raw json.RawMessa
 		return nil, fmt.Errorf("provider profile %q: %w", p.Name, err)
 	}
 	s.profileChanged(p.Name)
-	return struct {
-		Deleted bool `json:"deleted"`
-	}{true}, nil
+	return protocol.DeletedResult{Deleted: true}, nil
 }
 
 // profileChanged makes the next model request of every session see a
@@ -291,16 +265,10 @@ func (c *modelsCache) forget(name string) {
 }
 
 // ModelsListResult is the result of models.list.
-type ModelsListResult struct {
-	Provider string   `json:"provider"`
-	Models   []string `json:"models"`
-	Cached   bool     `json:"cached"`
-}
+type ModelsListResult = protocol.ModelsListResult
 
 func (s *Server) modelsList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Provider string `json:"provider"`
-	}
+	var p protocol.ModelsListParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}

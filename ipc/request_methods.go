@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -15,20 +16,11 @@ func (s *Server) requestRoutes() map[string]handler {
 	}
 }
 
-// RespondParams are the params of request.respond.
-type RespondParams struct {
-	SessionID string          `json:"sessionId" rpc:"required"`
-	RequestID string          `json:"requestId" rpc:"required"`
-	Response  json.RawMessage `json:"response" rpc:"required"`
-}
-
-// RespondResult is the result of request.respond.
-type RespondResult struct {
-	Answered bool `json:"answered"`
-	// Resumed is true when this was the last pending request of a turn that
-	// died with the previous sidecar process: the turn resumes now.
-	Resumed bool `json:"resumed"`
-}
+// The wire types of request.respond.
+type (
+	RespondParams = protocol.RequestRespondParams
+	RespondResult = protocol.RequestRespondResult
+)
 
 func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
 	var p RespondParams
@@ -80,7 +72,7 @@ func (s *Server) resumeIfAnswered(ctx context.Context, h *host.Session, req stor
 	if len(pend) > 0 || h.Running() {
 		return false, nil
 	}
-	if _, err := h.Enqueue(host.Job{Kind: host.JobResume, ID: req.TurnID, From: req.TurnID}); err != nil {
+	if _, err := h.Enqueue(ctx, host.Job{Kind: host.JobResume, ID: req.TurnID, From: req.TurnID}); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -59,3 +59,15 @@ func (s *Server) routeTable() (map[string]wsrpc.Handler, error) {
 
 // Methods lists the routed method names, sorted.
 func (s *Server) Methods() []string { return slices.Sorted(maps.Keys(s.rpc.Methods)) }
+
+// orderedMethods take effect in the order a connection sent them (the
+// transport runs them one at a time, before reading on): keystrokes and
+// resizes of a terminal, a session's turns and steering. Each only queues
+// work, so none of them holds the connection's reader for long.
+var orderedMethods = map[string]bool{
+	"terminal.write":  true,
+	"terminal.resize": true,
+	"turn.start":      true,
+	"turn.steer":      true,
+	"turn.unsteer":    true,
+}

@@ -45,7 +45,7 @@ func answerCode(t *testing.T, raw json.RawMessage) (int, string) {
 
 func TestProtocolErrors(t *testing.T) {
 	ts := startServer(t)
-	c, err := client.Dial(tctx(t), ts.url, ts.token, nil)
+	c, err := client.Dial(tctx(t), ts.url, ts.token, checked(t, nil))
 	require.NoError(t, err)
 	defer c.Close()
 

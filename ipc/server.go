@@ -16,13 +16,14 @@ import (
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
 
 // ProtocolVersion is the wire protocol version of the ready line and of
 // initialize.
-const ProtocolVersion = 1
+const ProtocolVersion = protocol.Version
 
 // Defaults of the bounded queues.
 const (
@@ -190,6 +191,7 @@ func New(opts Options) (*Server, error) {
 		Context:        ctx,
 		Methods:        routes,
 		Gate:           "initialize",
+		Ordered:        orderedMethods,
 		ErrorCodes:     hostedErrorCodes,
 		SendQueueBytes: opts.SendQueueBytes,
 		WriteTimeout:   opts.WriteTimeout,
@@ -224,6 +226,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.httpSrv = hs
 	s.mu.Unlock()
+	// Turns a previous process acknowledged and never started run now.
+	if err := s.hosts.ResumeQueued(s.ctx); err != nil {
+		s.log.Warn("start queued turns", "err", err)
+	}
 	err := hs.Serve(wsrpc.Listener(ln))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

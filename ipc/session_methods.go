@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/vcs"
@@ -32,36 +33,25 @@ func (s *Server) sessionRoutes() map[string]handler {
 	}
 }
 
-// SessionInfo is a session on the wire.
-type SessionInfo struct {
-	SessionID   string          `json:"sessionId"`
-	ProjectID   string          `json:"projectId"`
-	Title       string          `json:"title"`
-	TitleSource string          `json:"titleSource"`
-	Model       string          `json:"model"`
-	Mode        string          `json:"mode"`
-	Agent       string          `json:"agent"`
-	Provider    string          `json:"provider"` // provider profile (providers.list)
-	VCS         string          `json:"vcs"`      // change tracking: off | auto | native | shadow
-	Lang        string          `json:"lang"`     // the session's language: zh | en | zh-TW | ja | ko | es
-	Status      string          `json:"status"`   // idle | running | interrupted | suspended (interrupted with answerable requests)
-	Running     bool            `json:"running"`
-	TaskCount   int             `json:"taskCount"`
-	LastSeq     int64           `json:"lastSeq"`
-	CreatedAt   time.Time       `json:"createdAt"`
-	UpdatedAt   time.Time       `json:"updatedAt"`
-	Settings    SessionSettings `json:"settings"`
-	Sandbox     SandboxInfo     `json:"sandbox"`
-}
+// The wire types of the session.* methods, under their names here.
+type (
+	// SessionInfo is a session on the wire.
+	SessionInfo = protocol.Session
+	// SandboxInfo is the session's OS sandbox as it really is on this machine.
+	SandboxInfo = protocol.SandboxInfo
+	// PendingRequestInfo is a pending request on the wire.
+	PendingRequestInfo = protocol.PendingRequest
+	// SessionCreateParams are the params of session.create.
+	SessionCreateParams = protocol.SessionCreateParams
+	// SessionGetResult is the result of session.get.
+	SessionGetResult = protocol.SessionGetResult
+	// SessionSubscribeParams are the params of session.subscribe.
+	SessionSubscribeParams = protocol.SessionSubscribeParams
+	// SessionSubscribeResult is the result of session.subscribe.
+	SessionSubscribeResult = protocol.SessionSubscribeResult
 
-// SandboxInfo is the session's OS sandbox as it really is on this machine.
-type SandboxInfo struct {
-	Mode     string `json:"mode"`     // auto | off | required (as configured)
-	Backend  string `json:"backend"`  // bwrap | sandbox-exec | none
-	Enforced bool   `json:"enforced"` // shell commands really run confined
-	Network  bool   `json:"network"`  // shell commands can reach the network
-	Reason   string `json:"reason,omitempty"`
-}
+	sessionIDParams = protocol.SessionIDParams
+)
 
 // sandboxInfo reports the loaded engine's sandbox, else what the session's
 // settings resolve to here.
@@ -75,45 +65,22 @@ func (s *Server) sandboxInfo(ss store.Session) SandboxInfo {
 	return SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
 }
 
-// PendingRequestInfo is a pending request on the wire.
-type PendingRequestInfo struct {
-	RequestID  string          `json:"requestId"`
-	Kind       string          `json:"kind"` // approval | question | plan | directory
-	TurnID     string          `json:"turnId"`
-	ToolCallID string          `json:"toolCallId,omitempty"`
-	Seq        int64           `json:"seq"`
-	Data       json.RawMessage `json:"data"`
-	CreatedAt  time.Time       `json:"createdAt"`
-}
-
 func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo {
-	running := false
-	if h := s.loadedHost(ss.ID); h != nil {
-		running = h.Running()
-	}
+	// The host's state when the session is loaded (the store has it too,
+	// maybe a write behind), else the stored one.
 	status := ss.Status
-	if status == store.StatusInterrupted && !running && s.suspended(ctx, ss.ID) {
-		status = StatusSuspended
+	if h := s.loadedHost(ss.ID); h != nil {
+		status = string(h.State())
 	}
+	st, _ := host.ParseTurnState(status)
+	running := st.Busy()
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(s.vcsModeOf(ctx, ss)), Lang: s.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-		Settings: sessionSettings(ss), Sandbox: s.sandboxInfo(ss),
+		Settings: protocol.SessionSettings(sessionSettings(ss)), Sandbox: s.sandboxInfo(ss),
 	}
-}
-
-// StatusSuspended is the wire status of a session whose last turn died
-// waiting for answers (stored as interrupted): its requests can still be
-// answered, and the answer resumes the turn.
-const StatusSuspended = "suspended"
-
-// suspended reports whether an interrupted session still has unanswered
-// requests (its turn is suspended, not over).
-func (s *Server) suspended(ctx context.Context, sessionID string) bool {
-	pend, err := s.opts.Store.PendingRequests(ctx, sessionID)
-	return err == nil && len(pend) > 0
 }
 
 func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {
@@ -124,45 +91,23 @@ func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {
 	return out
 }
 
-type sessionIDParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-}
-
-// SessionCreateParams are the params of session.create.
-type SessionCreateParams struct {
-	ProjectID         string   `json:"projectId" rpc:"required"`
-	Mode              string   `json:"mode,omitempty"`
-	Model             string   `json:"model,omitempty"`
-	Agent             string   `json:"agent,omitempty"`
-	Title             string   `json:"title,omitempty"`
-	AllowedCommands   []string `json:"allowedCommands,omitempty"`
-	ShellPolicy       string   `json:"shellPolicy,omitempty"`
-	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
-	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
-	Provider          string   `json:"provider,omitempty"` // provider profile; "" = openai
-	VCS               string   `json:"vcs,omitempty"`      // off | auto | native | shadow; "" = the project's (project.setSettings)
-	Sandbox           string   `json:"sandbox,omitempty"`  // auto (default) | off | required
-	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"`
-	Lang              string   `json:"lang,omitempty"` // a tag of zh, en, zh-TW, ja, ko or es; "" = the default (lang.go)
-}
-
 func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p SessionCreateParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	mode, err := permission.ParseMode(p.Mode)
+	mode, err := permission.ParseMode(string(p.Mode))
 	if err != nil {
 		return nil, invalidField("mode", err.Error())
 	}
-	policy, err := permission.ParseShellPolicy(p.ShellPolicy)
+	policy, err := permission.ParseShellPolicy(string(p.ShellPolicy))
 	if err != nil {
 		return nil, invalidField("shellPolicy", err.Error())
 	}
 	if p.ApprovalTimeoutMS < 0 {
 		return nil, invalidField("approvalTimeoutMs", "must not be negative")
 	}
-	sbMode, err := sandbox.ParseMode(p.Sandbox)
+	sbMode, err := sandbox.ParseMode(string(p.Sandbox))
 	if err != nil {
 		return nil, invalidField("sandbox", err.Error())
 	}
@@ -171,7 +116,7 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	}
 	var vcsMode vcs.Mode // "": the project's
 	if p.VCS != "" {
-		if vcsMode, err = parseVCSMode(p.VCS); err != nil {
+		if vcsMode, err = parseVCSMode(string(p.VCS)); err != nil {
 			return nil, err
 		}
 	}
@@ -208,10 +153,7 @@ func (s *Server) sessionCreate(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		SessionID string      `json:"sessionId"`
-		Session   SessionInfo `json:"session"`
-	}{ss.ID, s.sessionInfo(ctx, ss)}, nil
+	return protocol.SessionCreateResult{SessionID: ss.ID, Session: s.sessionInfo(ctx, ss)}, nil
 }
 
 func validEffort(e string) error {
@@ -238,17 +180,7 @@ func (s *Server) sessionList(ctx context.Context, _ *conn, raw json.RawMessage) 
 	for i, ss := range list {
 		out[i] = s.sessionInfo(ctx, ss)
 	}
-	return struct {
-		Sessions []SessionInfo `json:"sessions"`
-	}{out}, nil
-}
-
-// SessionGetResult is the result of session.get.
-type SessionGetResult struct {
-	Session         SessionInfo          `json:"session"`
-	Messages        []llm.Message        `json:"messages"`
-	PendingRequests []PendingRequestInfo `json:"pendingRequests"`
-	QueuedTurns     int                  `json:"queuedTurns"`
+	return protocol.SessionListResult{Sessions: out}, nil
 }
 
 func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -284,16 +216,27 @@ func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (
 
 // wireMessages is the history a UI renders: no system prompt, and no inline
 // attachment bytes (refs only).
-func wireMessages(msgs []llm.Message) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
+func wireMessages(msgs []llm.Message) []protocol.Message {
+	out := make([]protocol.Message, 0, len(msgs))
 	for _, m := range msgs {
 		if m.Role == llm.RoleSystem {
 			continue
 		}
-		m.Attachments = nil
-		out = append(out, m)
+		w := protocol.Message{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name, Notice: m.Notice}
+		for _, tc := range m.ToolCalls {
+			w.ToolCalls = append(w.ToolCalls, protocol.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		}
+		for _, a := range m.AttachmentRefs {
+			w.AttachmentRefs = append(w.AttachmentRefs, attachmentRef(a))
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// attachmentRef is a stored attachment on the wire.
+func attachmentRef(a llm.StoredAttachment) protocol.AttachmentRef {
+	return protocol.AttachmentRef{Name: a.Name, MimeType: a.MimeType, Size: a.Size, Path: a.Path}
 }
 
 func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -324,16 +267,11 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 			s.log.Warn("forget change tracking", "session", p.SessionID, "err", err)
 		}
 	}
-	return struct {
-		Deleted bool `json:"deleted"`
-	}{true}, nil
+	return protocol.DeletedResult{Deleted: true}, nil
 }
 
 func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Title     string `json:"title" rpc:"required"`
-	}
+	var p protocol.SessionRenameParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -347,20 +285,6 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
 	return s.sessionInfo(ctx, ss), nil
-}
-
-// SessionSubscribeParams are the params of session.subscribe.
-type SessionSubscribeParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-	// AfterSeq: stored events with seq > afterSeq are replayed first; 0 = all.
-	AfterSeq int64 `json:"afterSeq"`
-}
-
-// SessionSubscribeResult is the result of session.subscribe.
-type SessionSubscribeResult struct {
-	LastSeq         int64                `json:"lastSeq"`
-	Running         bool                 `json:"running"`
-	PendingRequests []PendingRequestInfo `json:"pendingRequests"`
 }
 
 func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
@@ -411,7 +335,5 @@ func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		Unsubscribed bool `json:"unsubscribed"`
-	}{sent >= 0}, nil
+	return protocol.UnsubscribeResult{Unsubscribed: sent >= 0}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/sandbox"
 )
@@ -16,14 +17,11 @@ import (
 // picks them up when its engine is built.
 
 func (s *Server) sessionSetMode(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Mode      string `json:"mode" rpc:"required"`
-	}
+	var p protocol.SessionSetModeParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	mode, err := permission.ParseMode(p.Mode)
+	mode, err := permission.ParseMode(string(p.Mode))
 	if err != nil {
 		return nil, invalidField("mode", err.Error())
 	}
@@ -38,10 +36,7 @@ func (s *Server) sessionSetMode(ctx context.Context, _ *conn, raw json.RawMessag
 }
 
 func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Model     string `json:"model" rpc:"required"`
-	}
+	var p protocol.SessionSetModelParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -56,10 +51,7 @@ func (s *Server) sessionSetModel(ctx context.Context, _ *conn, raw json.RawMessa
 }
 
 func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Agent     string `json:"agent"`
-	}
+	var p protocol.SessionSetAgentParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -94,14 +86,7 @@ func (s *Server) reloadEngine(sessionID string) {
 
 // SetPermissionsParams are the params of session.setPermissions; absent
 // members are left unchanged.
-type SetPermissionsParams struct {
-	SessionID         string    `json:"sessionId" rpc:"required"`
-	AllowedCommands   *[]string `json:"allowedCommands,omitempty"`
-	ShellPolicy       *string   `json:"shellPolicy,omitempty"`
-	ApprovalTimeoutMS *int64    `json:"approvalTimeoutMs,omitempty"`
-	Sandbox           *string   `json:"sandbox,omitempty"` // auto | off | required
-	SandboxNetwork    *bool     `json:"sandboxNetwork,omitempty"`
-}
+type SetPermissionsParams = protocol.SessionSetPermissionsParams
 
 func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p SetPermissionsParams
@@ -111,7 +96,7 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 	var policy permission.ShellPolicy
 	if p.ShellPolicy != nil {
 		var err error
-		if policy, err = permission.ParseShellPolicy(*p.ShellPolicy); err != nil {
+		if policy, err = permission.ParseShellPolicy(string(*p.ShellPolicy)); err != nil {
 			return nil, invalidField("shellPolicy", err.Error())
 		}
 	}
@@ -121,7 +106,7 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 	var sbMode sandbox.Mode
 	if p.Sandbox != nil {
 		var err error
-		if sbMode, err = sandbox.ParseMode(*p.Sandbox); err != nil {
+		if sbMode, err = sandbox.ParseMode(string(*p.Sandbox)); err != nil {
 			return nil, invalidField("sandbox", err.Error())
 		}
 	}

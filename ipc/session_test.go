@@ -9,6 +9,7 @@ import (
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func TestStreamingTurn(t *testing.T) {
@@ -131,6 +132,9 @@ func TestInterruptWhileApprovalPendingClosesRequest(t *testing.T) {
 	require.Empty(t, got.PendingRequests)
 	err = c.Respond(tctx(t), sid, d.RequestID, map[string]string{"outcome": "once"})
 	require.Equal(t, client.CodeConflict, client.Code(err))
+	var we *client.Error
+	require.ErrorAs(t, err, &we)
+	require.Equal(t, &protocol.ErrorData{Kind: protocol.KindAlreadyAnswered}, we.Data)
 }
 
 func TestExploreSubagentToolCallsAreForwarded(t *testing.T) {

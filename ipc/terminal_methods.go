@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/terminal"
 )
 
@@ -39,22 +40,10 @@ func (s *Server) terminals() (*terminal.Manager, error) {
 }
 
 // terminalRef is the params every call on one terminal carries.
-type terminalRef struct {
-	ProjectID  string `json:"projectId" rpc:"required"`
-	TerminalID string `json:"terminalId" rpc:"required"`
-}
+type terminalRef = protocol.TerminalRef
 
 // TerminalCreateParams are the params of terminal.create.
-type TerminalCreateParams struct {
-	ProjectID string            `json:"projectId" rpc:"required"`
-	Cwd       string            `json:"cwd"`
-	Shell     string            `json:"shell"`
-	Command   []string          `json:"command"`
-	Env       map[string]string `json:"env"`
-	Cols      int               `json:"cols" rpc:"required"`
-	Rows      int               `json:"rows" rpc:"required"`
-	Name      string            `json:"name"`
-}
+type TerminalCreateParams = protocol.TerminalCreateParams
 
 // cellCount checks a terminal dimension.
 func cellCount(field string, n int) (uint16, error) {
@@ -114,17 +103,12 @@ func (s *Server) terminalCreate(ctx context.Context, _ *conn, raw json.RawMessag
 		_ = m.Kill(pr.ID, info.ID) // it is ours; it cannot be missing
 		return nil, fmt.Errorf("%w: project %s was closed", ErrNotFound, pr.ID)
 	}
-	return info, nil
+	return terminalWire(info), nil
 }
 
 // TerminalWriteParams are the params of terminal.write: exactly one of Data
 // (UTF-8 text) and DataBase64 (raw bytes).
-type TerminalWriteParams struct {
-	ProjectID  string  `json:"projectId" rpc:"required"`
-	TerminalID string  `json:"terminalId" rpc:"required"`
-	Data       *string `json:"data"`
-	DataBase64 *string `json:"dataBase64"`
-}
+type TerminalWriteParams protocol.TerminalWriteParams
 
 // writeBytes returns the bytes a terminal.write carries.
 func (p TerminalWriteParams) writeBytes() ([]byte, error) {
@@ -159,18 +143,11 @@ func (s *Server) terminalWrite(_ context.Context, _ *conn, raw json.RawMessage) 
 	if err := m.Write(p.ProjectID, p.TerminalID, data); err != nil {
 		return nil, fmt.Errorf("terminal.write: %w", err)
 	}
-	return struct {
-		Written int `json:"written"`
-	}{len(data)}, nil
+	return protocol.TerminalWriteResult{Written: len(data)}, nil
 }
 
 func (s *Server) terminalResize(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		ProjectID  string `json:"projectId" rpc:"required"`
-		TerminalID string `json:"terminalId" rpc:"required"`
-		Cols       int    `json:"cols" rpc:"required"`
-		Rows       int    `json:"rows" rpc:"required"`
-	}
+	var p protocol.TerminalResizeParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -189,7 +166,11 @@ func (s *Server) terminalResize(_ context.Context, _ *conn, raw json.RawMessage)
 	if err := m.Resize(p.ProjectID, p.TerminalID, cols, rows); err != nil {
 		return nil, fmt.Errorf("terminal.resize: %w", err)
 	}
-	return m.Get(p.ProjectID, p.TerminalID)
+	info, err := m.Get(p.ProjectID, p.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	return terminalWire(info), nil
 }
 
 func (s *Server) terminalKill(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -204,9 +185,7 @@ func (s *Server) terminalKill(_ context.Context, _ *conn, raw json.RawMessage) (
 	if err := m.Kill(p.ProjectID, p.TerminalID); err != nil {
 		return nil, fmt.Errorf("terminal.kill: %w", err)
 	}
-	return struct {
-		Killed bool `json:"killed"`
-	}{true}, nil
+	return protocol.KilledResult{Killed: true}, nil
 }
 
 func (s *Server) terminalList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -222,10 +201,18 @@ func (s *Server) terminalList(ctx context.Context, _ *conn, raw json.RawMessage)
 		return nil, err
 	}
 	list := m.List(p.ProjectID)
-	if list == nil {
-		list = []terminal.Info{}
+	out := make([]protocol.Terminal, len(list))
+	for i, info := range list {
+		out[i] = terminalWire(info)
 	}
-	return struct {
-		Terminals []terminal.Info `json:"terminals"`
-	}{list}, nil
+	return protocol.TerminalListResult{Terminals: out}, nil
+}
+
+// terminalWire is a terminal on the wire.
+func terminalWire(i terminal.Info) protocol.Terminal {
+	return protocol.Terminal{
+		ID: i.ID, ProjectID: i.ProjectID, Name: i.Name, Cwd: i.Cwd, Command: i.Command,
+		Cols: int(i.Cols), Rows: int(i.Rows), Alive: i.Alive, ExitCode: i.ExitCode, Pid: i.Pid,
+		CreatedAt: i.CreatedAt, LastSeq: i.LastSeq,
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/terminal"
 )
 
@@ -154,6 +155,7 @@ func TestTerminalExitCodeAndSubscribeAfterExit(t *testing.T) {
 	// Writing to it is a conflict; kill forgets it.
 	ce := callErr(t, c, "terminal.write", map[string]any{"projectId": pid, "terminalId": info.ID, "data": "x"})
 	require.Equal(t, CodeConflict, ce.Code, ce.Message)
+	require.Equal(t, protocol.KindTerminalUnavailable, ce.KindOf(), "error.data.kind")
 	termCall(t, c, "terminal.kill", pid, info.ID, nil)
 	ce = callErr(t, c, "terminal.kill", map[string]any{"projectId": pid, "terminalId": info.ID})
 	require.Equal(t, CodeNotFound, ce.Code, ce.Message)

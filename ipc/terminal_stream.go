@@ -10,6 +10,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/terminal"
 )
 
@@ -41,21 +42,10 @@ func termFrameBytes(queueBytes int) int {
 }
 
 // TerminalDropped is the params of a terminal.dropped notification.
-type TerminalDropped struct {
-	TerminalID string `json:"terminalId"`
-	// Seq is the first byte offset not delivered: subscribe again with
-	// afterSeq = seq to continue.
-	Seq int64 `json:"seq"`
-}
+type TerminalDropped = protocol.TerminalDropped
 
 // TerminalSubscribeResult is the result of terminal.subscribe.
-type TerminalSubscribeResult struct {
-	// LastSeq is the offset just past the newest output byte when the
-	// subscription started: the replay goes up to it, live output follows.
-	LastSeq  int64 `json:"lastSeq"`
-	Alive    bool  `json:"alive"`
-	ExitCode *int  `json:"exitCode,omitempty"`
-}
+type TerminalSubscribeResult = protocol.TerminalSubscribeResult
 
 // termSub delivers one terminal to one connection.
 type termSub struct {
@@ -130,7 +120,7 @@ func (ts *termSub) Output(o terminal.Output) bool {
 
 // Exit sends terminal.exit; the subscription is over.
 func (ts *termSub) Exit(e terminal.Exit) {
-	b, err := wsrpc.EncodeNotification("terminal.exit", e)
+	b, err := wsrpc.EncodeNotification("terminal.exit", protocol.TerminalExit{TerminalID: e.TerminalID, ExitCode: e.ExitCode})
 	if err == nil {
 		ts.send(b)
 	}
@@ -243,11 +233,7 @@ func (r *termRegistry) size() int {
 }
 
 func (s *Server) terminalSubscribe(_ context.Context, c *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		ProjectID  string `json:"projectId" rpc:"required"`
-		TerminalID string `json:"terminalId" rpc:"required"`
-		AfterSeq   int64  `json:"afterSeq"`
-	}
+	var p protocol.TerminalSubscribeParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -297,15 +283,11 @@ func (s *Server) terminalUnsubscribe(_ context.Context, c *conn, raw json.RawMes
 		if _, err := m.Get(p.ProjectID, p.TerminalID); err != nil {
 			return nil, fmt.Errorf("terminal.unsubscribe: %w", err)
 		}
-		return struct {
-			Unsubscribed bool `json:"unsubscribed"`
-		}{false}, nil
+		return protocol.UnsubscribeResult{Unsubscribed: false}, nil
 	}
 	removed := s.termSubs.remove(c, p.TerminalID, ts)
 	if removed != nil {
 		removed.stop()
 	}
-	return struct {
-		Unsubscribed bool `json:"unsubscribed"`
-	}{removed != nil}, nil
+	return protocol.UnsubscribeResult{Unsubscribed: removed != nil}, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/host"
-	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func (s *Server) turnRoutes() map[string]handler {
@@ -23,24 +23,20 @@ func (s *Server) turnRoutes() map[string]handler {
 	}
 }
 
-// TurnStartParams are the params of turn.start.
 // MaxTurnText bounds the text of turn.start and turn.steer (bytes): a
 // larger text is refused with -32602 instead of becoming an event sent to
 // every subscriber and stored.
 const MaxTurnText = 1 << 20
 
-type TurnStartParams struct {
-	SessionID   string           `json:"sessionId" rpc:"required"`
-	Text        string           `json:"text"`
-	Attachments []AttachmentWire `json:"attachments,omitempty"`
-}
+// The wire types of turn.*.
+type (
+	// TurnStartParams are the params of turn.start.
+	TurnStartParams = protocol.TurnStartParams
+	// TurnResult is the result of turn.start, turn.retry and turn.resume.
+	TurnResult = protocol.TurnResult
 
-// TurnResult is the result of turn.start, turn.retry and turn.resume.
-type TurnResult struct {
-	TurnID string `json:"turnId"`
-	// Queued is the number of turns ahead of this one (0: it starts now).
-	Queued int `json:"queued"`
-}
+	steerParams = protocol.TurnSteerParams
+)
 
 func newTurnID() string { return "turn_" + uuid.NewString() }
 
@@ -69,7 +65,7 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	id := newTurnID()
-	pos, err := h.Enqueue(host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
+	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +92,10 @@ func (s *Server) turnInterrupt(ctx context.Context, _ *conn, raw json.RawMessage
 		}
 		running = ended
 	}
-	return struct {
-		Interrupted bool     `json:"interrupted"`
-		Dropped     []string `json:"dropped"`
-	}{running, dropped}, nil
+	if dropped == nil {
+		dropped = []string{}
+	}
+	return protocol.TurnInterruptResult{Interrupted: running, Dropped: dropped}, nil
 }
 
 func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
@@ -122,7 +118,7 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
 	id := newTurnID()
-	pos, err := h.Enqueue(host.Job{Kind: host.JobRetry, ID: id})
+	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobRetry, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +157,10 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	// its turn_end (it died with nothing pending) is continued by a new
 	// turn: every turn id has exactly one turn_end.
 	id := turnID
-	if !s.suspended(ctx, p.SessionID) {
+	if h.State() != host.StateSuspended {
 		id = newTurnID()
 	}
-	pos, err := h.Enqueue(host.Job{Kind: host.JobResume, ID: id, From: turnID})
+	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobResume, ID: id, From: turnID})
 	if err != nil {
 		return nil, err
 	}
@@ -193,11 +189,6 @@ func (s *Server) resumeTurnID(ctx context.Context, sessionID string) (string, er
 	return evs[0].TurnID, nil
 }
 
-type steerParams struct {
-	SessionID string `json:"sessionId" rpc:"required"`
-	Text      string `json:"text" rpc:"required"`
-}
-
 func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p steerParams
 	if err := decodeParams(raw, &p); err != nil {
@@ -218,9 +209,7 @@ func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	eng.QueueSteering(p.Text, nil, nil)
-	return struct {
-		Queued bool `json:"queued"`
-	}{true}, nil
+	return protocol.TurnSteerResult{Queued: true}, nil
 }
 
 func (s *Server) turnUnsteer(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -235,9 +224,7 @@ func (s *Server) turnUnsteer(ctx context.Context, _ *conn, raw json.RawMessage) 
 	if eng := s.loadedEngine(p.SessionID); eng != nil {
 		removed = eng.RemoveSteering(p.Text)
 	}
-	return struct {
-		Removed bool `json:"removed"`
-	}{removed}, nil
+	return protocol.TurnUnsteerResult{Removed: removed}, nil
 }
 
 // SuspendedEndReason is the turn_end reason of a suspended turn that
@@ -251,26 +238,22 @@ const SuspendedEndReason = "interrupted_while_suspended"
 func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error) {
 	h.LockResume() // never at the same time as an answer's resume
 	defer h.UnlockResume()
-	if h.Running() {
-		return false, nil
-	}
-	ss, err := s.opts.Store.Session(ctx, h.ID())
-	if err != nil {
-		return false, err
-	}
-	if ss.Status != store.StatusInterrupted || !s.suspended(ctx, h.ID()) {
+	if h.State() != host.StateSuspended {
 		return false, nil
 	}
 	turnID, err := s.resumeTurnID(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}
-	task := host.AppendJSONString(nil, turnID)
+	// The engine's data types are the engine's to fill; these two are the
+	// host's, written as their wire types.
+	raw := func(kind engine.EventType, data any) engine.Event {
+		b, _ := json.Marshal(data) // strings, ints and slices: it always marshals
+		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: b}}
+	}
 	evs := []engine.Event{
-		{Type: engine.EventInterrupted, Data: engine.RawData{Kind: engine.EventInterrupted,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"iterations":0}`)}},
-		{Type: engine.EventTurnEnd, Data: engine.RawData{Kind: engine.EventTurnEnd,
-			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
+		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
+		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason}),
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.

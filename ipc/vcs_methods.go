@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/vcs"
 )
@@ -116,18 +117,15 @@ func (s *Server) vcsOf(ctx context.Context, sessionID string) (*vcs.SessionVCS, 
 	return s.sessionVCS(ctx, ss, pr.Path), nil
 }
 
-// VCSPlanInfo says how a session's changes are tracked.
-type VCSPlanInfo struct {
-	Requested string `json:"requested"`
-	Mode      string `json:"mode"` // off | native | shadow
-	Status    string `json:"status"`
-}
-
-// VCSTurnsResult is the result of vcs.turns.
-type VCSTurnsResult struct {
-	Turns []vcs.Turn  `json:"turns"`
-	Plan  VCSPlanInfo `json:"plan"`
-}
+// The wire types of vcs.*.
+type (
+	// VCSPlanInfo says how a session's changes are tracked.
+	VCSPlanInfo = protocol.VCSPlan
+	// VCSTurnsResult is the result of vcs.turns.
+	VCSTurnsResult = protocol.VCSTurnsResult
+	// VCSRestoreParams are the params of vcs.restore.
+	VCSRestoreParams = protocol.VCSRestoreParams
+)
 
 func (s *Server) vcsTurns(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p sessionIDParams
@@ -142,23 +140,20 @@ func (s *Server) vcsTurns(ctx context.Context, _ *conn, raw json.RawMessage) (an
 	if err != nil {
 		return nil, fmt.Errorf("vcs.turns %s: %w", p.SessionID, err)
 	}
-	if turns == nil {
-		turns = []vcs.Turn{}
-	}
-	for i := range turns {
-		if turns[i].Files == nil {
-			turns[i].Files = []vcs.FileChange{}
+	out := make([]protocol.VCSTurn, len(turns))
+	for i, t := range turns {
+		files := make([]protocol.FileChange, len(t.Files))
+		for j, f := range t.Files {
+			files[j] = protocol.FileChange(f)
 		}
+		out[i] = protocol.VCSTurn{Number: t.Number, Commit: t.Commit, Status: t.Status, Time: t.Time, Files: files}
 	}
 	pl := sv.Plan()
-	return VCSTurnsResult{Turns: turns, Plan: VCSPlanInfo{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
+	return VCSTurnsResult{Turns: out, Plan: VCSPlanInfo{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
 }
 
 func (s *Server) vcsDiff(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId" rpc:"required"`
-		Turn      int    `json:"turn" rpc:"required"`
-	}
+	var p protocol.VCSDiffParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -173,17 +168,7 @@ func (s *Server) vcsDiff(ctx context.Context, _ *conn, raw json.RawMessage) (any
 	if err != nil {
 		return nil, fmt.Errorf("vcs.diff %s turn %d: %w", p.SessionID, p.Turn, err)
 	}
-	return struct {
-		Diff string `json:"diff"`
-	}{diff}, nil
-}
-
-// VCSRestoreParams are the params of vcs.restore.
-type VCSRestoreParams struct {
-	SessionID string   `json:"sessionId" rpc:"required"`
-	Turn      int      `json:"turn" rpc:"required"`
-	Paths     []string `json:"paths,omitempty"`
-	DryRun    bool     `json:"dryRun,omitempty"`
+	return protocol.VCSDiffResult{Diff: diff}, nil
 }
 
 func (s *Server) vcsRestore(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -210,5 +195,5 @@ func (s *Server) vcsRestore(ctx context.Context, _ *conn, raw json.RawMessage) (
 			*l = []string{}
 		}
 	}
-	return res, nil
+	return protocol.VCSRestoreResult(res), nil
 }

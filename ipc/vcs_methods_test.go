@@ -11,6 +11,7 @@ import (
 
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/vcs"
 )
 
@@ -48,8 +49,8 @@ func TestVCSTurnsDiffRestore(t *testing.T) {
 	require.Equal(t, "shadow", turns.Plan.Mode, "a folder that is no git work tree gets a shadow repository")
 	require.Len(t, turns.Turns, 2, "the turn that changed nothing has no number")
 	require.Equal(t, 1, turns.Turns[0].Number)
-	require.Equal(t, []vcs.FileChange{{Path: "a.txt", Status: "A"}}, turns.Turns[0].Files)
-	require.Equal(t, []vcs.FileChange{{Path: "a.txt", Status: "M"}}, turns.Turns[1].Files)
+	require.Equal(t, []protocol.FileChange{{Path: "a.txt", Status: "A"}}, turns.Turns[0].Files)
+	require.Equal(t, []protocol.FileChange{{Path: "a.txt", Status: "M"}}, turns.Turns[1].Files)
 
 	var diff struct {
 		Diff string `json:"diff"`

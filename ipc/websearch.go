@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/web"
@@ -31,13 +32,8 @@ const (
 	SearchBrave   = "brave"
 )
 
-// SearchConfig is the web_search backend on the wire.
-type SearchConfig struct {
-	Kind    string `json:"kind"`              // none | searxng | brave
-	BaseURL string `json:"baseUrl,omitempty"` // SearXNG instance, or a Brave-compatible endpoint
-	// KeyConfigured reports (for brave) whether keys.set stored a key.
-	KeyConfigured bool `json:"keyConfigured"`
-}
+// SearchConfig is the web_search backend on the wire (and as stored).
+type SearchConfig = protocol.SearchConfig
 
 func (s *Server) searchRoutes() map[string]handler {
 	return map[string]handler{
@@ -85,7 +81,7 @@ func (s *Server) readSearchConfig(ctx context.Context) (SearchConfig, error) {
 }
 
 func (s *Server) searchGet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct{}
+	var p protocol.Empty
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
@@ -100,14 +96,11 @@ func (s *Server) searchGet(ctx context.Context, _ *conn, raw json.RawMessage) (a
 }
 
 func (s *Server) searchSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p struct {
-		Kind    string `json:"kind" rpc:"required"`
-		BaseURL string `json:"baseUrl"`
-	}
+	var p protocol.SearchSetParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	c := SearchConfig{Kind: p.Kind, BaseURL: p.BaseURL}
+	c := SearchConfig{Kind: string(p.Kind), BaseURL: p.BaseURL}
 	switch p.Kind {
 	case SearchNone:
 		c.BaseURL = ""

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the tests need: Debian packages (git, bubblewrap, ripgrep,
-# the Secret Service keychain and D-Bus), the npm MCP reference server and the
-# official ACP TypeScript client.
+# the Secret Service keychain and D-Bus, Chromium for the reference shell's
+# browser test), the npm MCP reference server, the official ACP TypeScript
+# client, and the npm packages of clients/ts and examples/shell-web.
 # Says exactly why when it cannot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(git bubblewrap ripgrep gnome-keyring dbus dbus-x11 libsecret-tools procps tesseract-ocr poppler-utils)
+pkgs=(git bubblewrap ripgrep gnome-keyring dbus dbus-x11 libsecret-tools procps tesseract-ocr poppler-utils chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -47,4 +48,19 @@ if [ -f acp/testdata/node/package.json ]; then
       || { echo "deps: npm ci failed (no access to the npm registry?)" >&2; exit 1; }
   fi
 fi
+# The TypeScript client and the reference shell (make test-ts, make test-ui):
+# npm ci when node_modules is missing or older than the lock file. clients/ts
+# first: its `prepare` builds dist/, which the shell's test imports.
+for dir in clients/ts examples/shell-web; do
+  [ -f "$dir/package-lock.json" ] || continue
+  if ! command -v npm >/dev/null; then
+    echo "deps: npm not found: install Node.js 20+ (apt-get install nodejs npm) for $dir" >&2
+    exit 1
+  fi
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    echo "deps: npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --silent) \
+      || { echo "deps: npm ci in $dir failed (no access to the npm registry?)" >&2; exit 1; }
+  fi
+done
 echo "deps: ok"

@@ -62,9 +62,12 @@ func runCrashChild() {
 		if checkpoint {
 			in.History = snapshot()
 		}
+		// The child asks for store primitives by name; what an engine event
+		// does to durable state is the session host's rule, and the crash
+		// loop of cmd/sidecar drives that through the real binary.
 		switch typ {
 		case "turn_start":
-			in.Status = StatusRunning
+			in.Status, in.CountTask = "busy", true
 		case "turn_end":
 			in.Status, in.ClosePending = StatusIdle, true
 		case "permission_required":
@@ -114,7 +117,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	committed := map[int64]reported{}
-	recovered := 0
+	midTurn := 0
 	const iterations = 30
 	for i := range iterations {
 		cmd := exec.Command(exe, "-test.run=^$")
@@ -170,15 +173,15 @@ func TestCrashRecovery(t *testing.T) {
 		require.True(t, err != nil, "child %d must die by the kill, not exit", i)
 
 		if checkAfterCrash(t, dir, ss.ID, committed) {
-			recovered++
+			midTurn++
 		}
 	}
-	t.Logf("%d kills, %d events reported committed, %d sessions recovered mid-turn", iterations, len(committed), recovered)
+	t.Logf("%d kills, %d events reported committed, %d killed mid-turn", iterations, len(committed), midTurn)
 	require.Greater(t, len(committed), iterations, "children committed events")
 }
 
-// checkAfterCrash reopens the database after a kill, checks it and runs
-// recovery, reporting whether the session had died mid-turn.
+// checkAfterCrash reopens the database after a kill and checks it,
+// reporting whether the session had died mid-turn.
 func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported) bool {
 	t.Helper()
 	ctx := ctxT(t)
@@ -205,7 +208,7 @@ func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported
 		e := &evs[i]
 		var d struct{ Reason string }
 		_ = json.Unmarshal(e.Data, &d)
-		if (e.Type == "iteration_end" || e.Type == "turn_end") && d.Reason != RestartReason {
+		if (e.Type == "iteration_end" || e.Type == "turn_end") && d.Reason != "sidecar_restart" {
 			ckpt = e
 		}
 	}
@@ -248,48 +251,18 @@ func checkAfterCrash(t *testing.T, dir, sid string, committed map[int64]reported
 		require.Equal(t, ended[e.TurnID] == "completed", r.Answered, "request of turn %s (%q)", e.TurnID, ended[e.TurnID])
 	}
 
-	// Recovery: a session killed mid-turn gets its turn_end, or, when its
-	// request was still open, a turn_suspended; its request stays.
+	// The status is the one of the last committed event that set it.
 	ss, err := s.Session(ctx, sid)
 	require.NoError(t, err)
-	open, err := s.PendingRequests(ctx, sid)
-	require.NoError(t, err)
-	ids, err := s.RecoverInterrupted(ctx)
-	require.NoError(t, err)
-	if ss.Status != StatusRunning {
-		require.Empty(t, ids)
-		return false
-	}
-	require.Equal(t, []string{sid}, ids)
-	tail, err := s.EventsAfter(ctx, sid, last, 10)
-	require.NoError(t, err)
-	require.Len(t, tail, 1)
-	if len(open) > 0 {
-		require.Equal(t, "turn_suspended", tail[0].Type)
-		var d turnSuspended
-		require.NoError(t, json.Unmarshal(tail[0].Data, &d))
-		ids := make([]string, len(open))
-		for i, r := range open {
-			ids[i] = r.RequestID
+	want := StatusIdle
+	for _, e := range evs {
+		switch e.Type {
+		case "turn_start":
+			want = "busy"
+		case "turn_end":
+			want = StatusIdle
 		}
-		require.Equal(t, turnSuspended{TaskID: tail[0].TurnID, Reason: RestartReason, PendingRequests: ids}, d)
-	} else {
-		require.Equal(t, "turn_end", tail[0].Type)
-		var d turnEnd
-		require.NoError(t, json.Unmarshal(tail[0].Data, &d))
-		require.Equal(t, turnEnd{TaskID: tail[0].TurnID, Status: "interrupted", ProducedFiles: []string{}, Reason: RestartReason}, d)
 	}
-	ss, err = s.Session(ctx, sid)
-	require.NoError(t, err)
-	require.Equal(t, StatusInterrupted, ss.Status)
-	if len(evs) > 0 {
-		var lastStart string
-		for _, e := range evs {
-			if e.Type == "turn_start" {
-				lastStart = e.TurnID
-			}
-		}
-		require.Equal(t, lastStart, tail[0].TurnID)
-	}
-	return true
+	require.Equal(t, want, ss.Status)
+	return want == "busy"
 }

@@ -28,6 +28,10 @@
 //
 // Event semantics: every event is kept (deltas are not folded), so replay
 // from any seq is gap-free. A checkpoint (EventInput.History) is written in
-// the same transaction as its event, so history and events never disagree;
-// the Recorder adapter checkpoints at every iteration_end and turn_end.
+// the same transaction as its event, so history and events never disagree.
+// The store never decides from an event's type what else it does: the
+// EventInput says so (Status, Pending, ClosePending, CountTask, Title,
+// Dequeue), and the session host's one rule fills it in. Status is the
+// host's turn state, kept as a word; the turn queue holds acknowledged
+// turns until the event that starts them. The store imports no engine.
 package store

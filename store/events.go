@@ -24,11 +24,27 @@ type EventInput struct {
 	// the same transaction (an empty non-nil slice clears it).
 	History []llm.Message
 	// Status, when non-empty, sets the session's status in the same
-	// transaction: idle, running or interrupted.
+	// transaction. The store keeps it as given (see validStatus): the
+	// session host owns the state machine and its transitions.
 	Status string
 	// ClosePending closes the still-unanswered requests of TurnID in the
 	// same transaction (they are no longer answerable).
 	ClosePending bool
+	// CountTask adds one to the session's task count in the same
+	// transaction.
+	CountTask bool
+	// Title, when set, names the session in the same transaction; an
+	// automatic title never replaces one the user chose.
+	Title *Title
+	// Dequeue removes TurnID from the session's turn queue in the same
+	// transaction (the queued turn started, or ended without starting).
+	Dequeue bool
+}
+
+// Title is a session name and where it came from (auto | user).
+type Title struct {
+	Name   string
+	Source string
 }
 
 // PendingInput describes the interactive request an event opens.
@@ -49,12 +65,9 @@ type Event struct {
 	Time      time.Time       `json:"time"`
 }
 
-// Session statuses.
-const (
-	StatusIdle        = "idle"
-	StatusRunning     = "running"
-	StatusInterrupted = "interrupted"
-)
+// StatusIdle is the status of a new session. Other statuses are the
+// session host's (see EventInput.Status).
+const StatusIdle = "idle"
 
 // Pending request kinds.
 const (
@@ -72,8 +85,19 @@ type preparedEvent struct {
 	history [][]byte // nil: no checkpoint
 }
 
+// validStatus reports whether s is a plausible status: a short lowercase
+// word. Which statuses exist and how a session moves between them is the
+// session host's business, not the store's.
 func validStatus(s string) bool {
-	return s == StatusIdle || s == StatusRunning || s == StatusInterrupted
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func validKind(k string) bool {
@@ -245,26 +269,26 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 			return fmt.Errorf("set status: %w", err)
 		}
 	}
-	switch e.Type {
-	case typeTurnStart:
+	if e.CountTask {
 		if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET task_count = task_count + 1 WHERE pk = ?", st.pk); err != nil {
 			return fmt.Errorf("count task: %w", err)
 		}
-	case typeSessionNamed:
-		var d struct {
-			Name   string `json:"name"`
-			Source string `json:"source"`
+	}
+	if d := e.Title; d != nil && d.Name != "" {
+		source := "auto"
+		if d.Source == "user" {
+			source = "user"
 		}
-		if json.Unmarshal(e.Data, &d) == nil && d.Name != "" {
-			if d.Source != "user" {
-				d.Source = "auto"
-			}
-			// An automatic name never replaces one the user chose.
-			if _, err := t.tx.ExecContext(t.ctx, `UPDATE sessions SET title = ?, title_source = ?
-				WHERE pk = ? AND (? = 'user' OR title_source = 'auto')`,
-				d.Name, d.Source, st.pk, d.Source); err != nil {
-				return fmt.Errorf("name session: %w", err)
-			}
+		// An automatic name never replaces one the user chose.
+		if _, err := t.tx.ExecContext(t.ctx, `UPDATE sessions SET title = ?, title_source = ?
+			WHERE pk = ? AND (? = 'user' OR title_source = 'auto')`,
+			d.Name, source, st.pk, source); err != nil {
+			return fmt.Errorf("name session: %w", err)
+		}
+	}
+	if e.Dequeue && e.TurnID != "" {
+		if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, e.TurnID); err != nil {
+			return fmt.Errorf("dequeue turn: %w", err)
 		}
 	}
 	return nil

@@ -11,13 +11,11 @@ import (
 	"github.com/zqagent/sidecar/tools/confine"
 )
 
-// Grants are what the user allowed a session beyond its defaults: the
-// permission mode, the shell policy, command allowlists, "always" grants
-// for tools and commands, and directories outside the workspace.
+// Grants are what the user allowed a session during its turns: "always"
+// grants for tools and commands and directories outside the workspace.
+// The permission mode, shell policy and allowed commands are the
+// session's (Session.Mode and Settings), stored there only.
 type Grants struct {
-	Mode            string          `json:"mode"`
-	ShellPolicy     string          `json:"shellPolicy"`
-	AllowedCommands []string        `json:"allowedCommands"`
 	SessionTools    []string        `json:"sessionTools"`
 	SessionCommands []string        `json:"sessionCommands"`
 	Directories     []confine.Grant `json:"directories"`
@@ -43,10 +41,9 @@ func jsonList[T any](v []T) (string, error) {
 
 // SaveGrants replaces a session's grants.
 func (s *Store) SaveGrants(ctx context.Context, sessionID string, g Grants) error {
-	var cols [5]string
+	var cols [4]string
 	var err error
 	for i, f := range []func() (string, error){
-		func() (string, error) { return jsonList(g.AllowedCommands) },
 		func() (string, error) { return jsonList(g.SessionTools) },
 		func() (string, error) { return jsonList(g.SessionCommands) },
 		func() (string, error) { return jsonList(g.Directories) },
@@ -61,9 +58,9 @@ func (s *Store) SaveGrants(ctx context.Context, sessionID string, g Grants) erro
 		if err != nil {
 			return err
 		}
-		_, err = t.tx.ExecContext(t.ctx, `INSERT OR REPLACE INTO grants (session_pk, mode, shell_policy,
-			allowed_commands, session_tools, session_commands, directories, grant_times, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			st.pk, g.Mode, g.ShellPolicy, cols[0], cols[1], cols[2], cols[3], cols[4], t.nowMS())
+		_, err = t.tx.ExecContext(t.ctx, `INSERT OR REPLACE INTO grants (session_pk,
+			session_tools, session_commands, directories, grant_times, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			st.pk, cols[0], cols[1], cols[2], cols[3], t.nowMS())
 		return err
 	})
 	if err != nil {
@@ -79,16 +76,16 @@ func (s *Store) Grants(ctx context.Context, sessionID string) (Grants, error) {
 		return Grants{}, fmt.Errorf("grants: %w", err)
 	}
 	var g Grants
-	var cols [5][]byte
-	err = s.rdb.QueryRowContext(ctx, `SELECT mode, shell_policy, allowed_commands, session_tools, session_commands,
-		directories, grant_times FROM grants WHERE session_pk = ?`, pk).Scan(&g.Mode, &g.ShellPolicy, &cols[0], &cols[1], &cols[2], &cols[3], &cols[4])
+	var cols [4][]byte
+	err = s.rdb.QueryRowContext(ctx, `SELECT session_tools, session_commands,
+		directories, grant_times FROM grants WHERE session_pk = ?`, pk).Scan(&cols[0], &cols[1], &cols[2], &cols[3])
 	if errors.Is(err, sql.ErrNoRows) {
 		return Grants{}, nil
 	}
 	if err != nil {
 		return Grants{}, fmt.Errorf("grants: %w", err)
 	}
-	for i, dst := range []any{&g.AllowedCommands, &g.SessionTools, &g.SessionCommands, &g.Directories, &g.GrantTimes} {
+	for i, dst := range []any{&g.SessionTools, &g.SessionCommands, &g.Directories, &g.GrantTimes} {
 		if err := json.Unmarshal(cols[i], dst); err != nil {
 			return Grants{}, fmt.Errorf("grants: %w: %v", ErrCorrupt, err)
 		}

@@ -117,6 +117,35 @@ ALTER TABLE grants ADD COLUMN grant_times TEXT NOT NULL DEFAULT '{}';
 UPDATE sessions SET settings = json_remove(settings, '$.vcs')
 	WHERE json_valid(settings) AND json_extract(settings, '$.vcs') = 'auto';
 `,
+	// 4: the session host's turn state machine is stored whole: status loses
+	// its CHECK (the host checks transitions; a new state needs no table
+	// rebuild) and an interrupted session with answerable requests becomes
+	// suspended. A durable turn queue. Mode, shell policy and allowed
+	// commands live on the session only: grants stop keeping a copy.
+	`
+ALTER TABLE sessions ADD COLUMN state TEXT NOT NULL DEFAULT 'idle';
+UPDATE sessions SET state = CASE
+	WHEN status = 'interrupted' AND EXISTS (SELECT 1 FROM pending_requests p
+		WHERE p.session_pk = sessions.pk AND p.answered = 0) THEN 'suspended'
+	ELSE status END;
+DROP INDEX sessions_by_status;
+ALTER TABLE sessions DROP COLUMN status;
+ALTER TABLE sessions RENAME COLUMN state TO status;
+CREATE INDEX sessions_by_status ON sessions(status);
+CREATE TABLE turn_queue (
+	pk         INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	turn_id    TEXT NOT NULL UNIQUE,
+	kind       TEXT NOT NULL,
+	from_turn  TEXT NOT NULL DEFAULT '',
+	input      TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX turn_queue_by_session ON turn_queue(session_pk, pk);
+ALTER TABLE grants DROP COLUMN mode;
+ALTER TABLE grants DROP COLUMN shell_policy;
+ALTER TABLE grants DROP COLUMN allowed_commands;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -32,7 +32,7 @@ func TestE2ESessionLanguageFromOSAndShell(t *testing.T) {
 		} `json:"capabilities"`
 	}
 	dial := func(params map[string]any) (*client.Client, initResult) {
-		c, err := client.Dial(tctx(t), p.ready.URL, p.ready.Token, nil)
+		c, err := dialChecked(t, tctx(t), p.ready.URL, p.ready.Token, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
 		var res initResult

@@ -355,7 +355,7 @@ func TestE2ENoSecretServiceKeysSetFailsClearlyEnvKeyWorks(t *testing.T) {
 func requireNoKeyInSidecarPTY(t *testing.T, p *proc, projectID, key string) bool {
 	t.Helper()
 	// A connection of its own: its notifications are the terminal's.
-	c, err := client.Dial(tctx(t), p.ready.URL, p.ready.Token, nil)
+	c, err := dialChecked(t, tctx(t), p.ready.URL, p.ready.Token, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	raw, err := c.Initialize(tctx(t), "leak", "1", false)

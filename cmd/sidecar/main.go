@@ -27,6 +27,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
@@ -226,14 +227,7 @@ func run(args []string) error {
 }
 
 // readyLine is the handshake printed once on stdout.
-type readyLine struct {
-	Event    string `json:"event"`
-	URL      string `json:"url"`
-	Token    string `json:"token"`
-	PID      int    `json:"pid"`
-	Version  string `json:"version"`
-	Protocol int    `json:"protocol"`
-}
+type readyLine = protocol.ReadyLine
 
 func printReady(w io.Writer, port int, token string) error {
 	b, err := json.Marshal(readyLine{
@@ -242,7 +236,7 @@ func printReady(w io.Writer, port int, token string) error {
 		Token:    token,
 		PID:      os.Getpid(),
 		Version:  buildVersion(),
-		Protocol: ipc.ProtocolVersion,
+		Protocol: protocol.Version,
 	})
 	if err != nil {
 		return err

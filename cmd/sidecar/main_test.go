@@ -168,7 +168,7 @@ func tctx(t *testing.T) context.Context {
 // connect dials and initializes.
 func (p *proc) connect(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.Dial(tctx(t), p.ready.URL, p.ready.Token, nil)
+	c, err := dialChecked(t, tctx(t), p.ready.URL, p.ready.Token, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Initialize(tctx(t), "e2e", "1", false)

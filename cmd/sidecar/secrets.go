@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/protocol"
 	procenv "github.com/zqagent/sidecar/tools/proc"
 )
 
@@ -105,12 +106,7 @@ func secretEnv(environ []string) map[string]string {
 }
 
 // secretsLine is the shell's secrets line on stdin.
-type secretsLine struct {
-	// Token is the connection token ("": the environment's, else random).
-	Token string `json:"token,omitempty"`
-	// Keys are API keys by provider profile name, as keys.set takes them.
-	Keys map[string]string `json:"keys,omitempty"`
-}
+type secretsLine = protocol.SecretsLine
 
 // readSecretsLine reads one line from r, byte by byte so that nothing after
 // it is consumed, and parses it. It gives up after timeout.

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/store"
 )
 
-// recoverInterrupted marks the sessions a dead process left running as
-// interrupted; their pending requests stay answerable.
+// recoverInterrupted settles the turns a dead process left running
+// (host.RecoverInterrupted: suspended when they wait for answers, else their
+// one turn_end); queued turns stay queued and run when the server serves.
 func recoverInterrupted(ctx context.Context, st *store.Store) error {
-	ids, err := st.RecoverInterrupted(ctx)
+	ids, err := host.RecoverInterrupted(ctx, st)
 	if err != nil {
 		return fmt.Errorf("recover interrupted sessions: %w", err)
 	}

@@ -25,17 +25,12 @@ import (
 	"sync/atomic"
 
 	"github.com/coder/websocket"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Ready is the sidecar's single stdout line.
-type Ready struct {
-	Event    string `json:"event"`
-	URL      string `json:"url"`
-	Token    string `json:"token"`
-	PID      int    `json:"pid"`
-	Version  string `json:"version"`
-	Protocol int    `json:"protocol"`
-}
+type Ready = protocol.ReadyLine
 
 // ReadReady reads the first line of the sidecar's stdout and decodes it.
 func ReadReady(r io.Reader) (Ready, error) {
@@ -53,27 +48,22 @@ func ReadReady(r io.Reader) (Ready, error) {
 	return rd, nil
 }
 
-// Error is a JSON-RPC error returned by the sidecar.
-type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.Message) }
+// Error is a JSON-RPC error returned by the sidecar, with its
+// machine-readable data (Data.Kind, Data.Field, ...).
+type Error = protocol.Error
 
 // Error codes (see ui-protocol.md).
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternal       = -32603
-	CodeNotInitialized = -32001
-	CodeNotFound       = -32002
-	CodeConflict       = -32003
-	CodeForbidden      = -32004
-	CodeConfig         = -32005
+	CodeParseError     = protocol.CodeParseError
+	CodeInvalidRequest = protocol.CodeInvalidRequest
+	CodeMethodNotFound = protocol.CodeMethodNotFound
+	CodeInvalidParams  = protocol.CodeInvalidParams
+	CodeInternal       = protocol.CodeInternal
+	CodeNotInitialized = protocol.CodeNotInitialized
+	CodeNotFound       = protocol.CodeNotFound
+	CodeConflict       = protocol.CodeConflict
+	CodeForbidden      = protocol.CodeForbidden
+	CodeConfig         = protocol.CodeConfig
 )
 
 // ErrClosed is returned by calls on a closed client.
@@ -109,6 +99,13 @@ type Options struct {
 	ReadLimit int64
 	// HTTPClient dials the WebSocket (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// Check, when set, is run on every frame the sidecar sends, before it
+	// is delivered; method is the method of the call a response answers
+	// ("" for a notification, or an answer that matches no call). The
+	// errors it returns are kept (Violations). The end-to-end tests pass
+	// protocol/validate's Validator.Frame here, so every frame is checked
+	// against the protocol's schema.
+	Check func(method string, frame []byte) error
 }
 
 // Client is one connection to the sidecar.
@@ -120,9 +117,18 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex // guards pending, err
-	pending map[int64]chan rpcResponse
-	err     error // why the connection ended
+	check func(method string, frame []byte) error // Options.Check; nil = none
+
+	mu         sync.Mutex // guards pending, err, violations
+	pending    map[int64]pendingCall
+	err        error   // why the connection ended
+	violations []error // what check reported
+}
+
+// pendingCall is a call waiting for its answer.
+type pendingCall struct {
+	method string
+	ch     chan rpcResponse
 }
 
 type rpcResponse struct {
@@ -168,7 +174,7 @@ func Dial(ctx context.Context, url, token string, opts *Options) (*Client, error
 		n = 4096
 	}
 	cctx, cancel := context.WithCancel(context.Background())
-	c := &Client{ws: ws, notes: make(chan Notification, n), ctx: cctx, cancel: cancel, pending: map[int64]chan rpcResponse{}}
+	c := &Client{ws: ws, notes: make(chan Notification, n), ctx: cctx, cancel: cancel, pending: map[int64]pendingCall{}, check: opts.Check}
 	c.wg.Go(c.readLoop)
 	return c, nil
 }
@@ -210,7 +216,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 		c.mu.Unlock()
 		return fmt.Errorf("%s: %w: %w", method, ErrClosed, err)
 	}
-	c.pending[id] = ch
+	c.pending[id] = pendingCall{method: method, ch: ch}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -269,6 +275,7 @@ func (c *Client) readLoop() {
 			c.fail(err)
 			return
 		}
+		c.checkFrame(data)
 		if n, ok := fastNotification(data); ok {
 			if !c.deliver(n) {
 				return
@@ -298,12 +305,41 @@ func (c *Client) readLoop() {
 			continue
 		}
 		c.mu.Lock()
-		ch := c.pending[id]
+		call, ok := c.pending[id]
 		c.mu.Unlock()
-		if ch != nil {
-			ch <- r
+		if ok {
+			call.ch <- r
 		}
 	}
+}
+
+// checkFrame runs Options.Check on a frame and keeps what it reports.
+func (c *Client) checkFrame(data []byte) {
+	if c.check == nil {
+		return
+	}
+	method := ""
+	var head struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var id int64
+	if len(data) > 0 && data[0] == '{' && json.Unmarshal(data, &head) == nil && json.Unmarshal(head.ID, &id) == nil {
+		c.mu.Lock()
+		method = c.pending[id].method
+		c.mu.Unlock()
+	}
+	if err := c.check(method, data); err != nil {
+		c.mu.Lock()
+		c.violations = append(c.violations, err)
+		c.mu.Unlock()
+	}
+}
+
+// Violations returns what Options.Check reported so far, in order.
+func (c *Client) Violations() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]error(nil), c.violations...)
 }
 
 func (c *Client) deliver(n Notification) bool {

@@ -3,62 +3,41 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"fmt"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
-// Event is the params of a session.event notification.
-type Event struct {
-	SessionID string          `json:"sessionId"`
-	Seq       int64           `json:"seq"`
-	TurnID    string          `json:"turnId,omitempty"`
-	Type      string          `json:"type"`
-	Data      json.RawMessage `json:"data"`
-	Time      time.Time       `json:"time"`
-}
-
-// Dropped is the params of a session.dropped notification: the server
-// stopped streaming a session to this connection (it fell behind). Subscribe
-// again with AfterSeq = LastSeq to continue.
-type Dropped struct {
-	SessionID string `json:"sessionId"`
-	LastSeq   int64  `json:"lastSeq"`
-	Reason    string `json:"reason"`
-}
-
-// PendingRequest is an unanswered approval, question, plan or directory
-// request.
-type PendingRequest struct {
-	RequestID string          `json:"requestId"`
-	Kind      string          `json:"kind"`
-	TurnID    string          `json:"turnId"`
-	Data      json.RawMessage `json:"data"`
-	CreatedAt time.Time       `json:"createdAt"`
-}
-
-// SubscribeResult is the result of session.subscribe.
-type SubscribeResult struct {
-	LastSeq         int64            `json:"lastSeq"`
-	Running         bool             `json:"running"`
-	PendingRequests []PendingRequest `json:"pendingRequests"`
-}
+// The protocol's wire types, under the names this package has always used.
+type (
+	// Event is the params of a session.event notification.
+	Event = protocol.SessionEvent
+	// Dropped is the params of a session.dropped notification: the server
+	// stopped streaming a session to this connection (it fell behind).
+	// Subscribe again with AfterSeq = LastSeq to continue.
+	Dropped = protocol.SessionDropped
+	// PendingRequest is an unanswered approval, question, plan or
+	// directory request.
+	PendingRequest = protocol.PendingRequest
+	// SubscribeResult is the result of session.subscribe.
+	SubscribeResult = protocol.SessionSubscribeResult
+)
 
 // Initialize calls initialize with protocol version 1.
 func (c *Client) Initialize(ctx context.Context, name, version string, interruptOnDisconnect bool) (json.RawMessage, error) {
 	var res json.RawMessage
-	err := c.Call(ctx, "initialize", map[string]any{
-		"client":                map[string]string{"name": name, "version": version},
-		"protocolVersion":       1,
-		"interruptOnDisconnect": interruptOnDisconnect,
+	err := c.Call(ctx, "initialize", protocol.InitializeParams{
+		Client:                protocol.ClientInfo{Name: name, Version: version},
+		ProtocolVersion:       protocol.Exactly(protocol.Version),
+		InterruptOnDisconnect: interruptOnDisconnect,
 	}, &res)
 	return res, err
 }
 
 // OpenProject opens a folder as a project and returns its id.
 func (c *Client) OpenProject(ctx context.Context, path string) (string, error) {
-	var res struct {
-		ProjectID string `json:"projectId"`
-	}
-	err := c.Call(ctx, "project.open", map[string]string{"path": path}, &res)
+	var res protocol.Project
+	err := c.Call(ctx, "project.open", protocol.ProjectOpenParams{Path: path}, &res)
 	return res.ProjectID, err
 }
 
@@ -69,9 +48,7 @@ func (c *Client) CreateSession(ctx context.Context, projectID string, extra map[
 	for k, v := range extra {
 		p[k] = v
 	}
-	var res struct {
-		SessionID string `json:"sessionId"`
-	}
+	var res protocol.SessionCreateResult
 	err := c.Call(ctx, "session.create", p, &res)
 	return res.SessionID, err
 }
@@ -80,22 +57,24 @@ func (c *Client) CreateSession(ctx context.Context, projectID string, extra map[
 // notifications: first the stored ones, then live ones.
 func (c *Client) Subscribe(ctx context.Context, sessionID string, afterSeq int64) (SubscribeResult, error) {
 	var res SubscribeResult
-	err := c.Call(ctx, "session.subscribe", map[string]any{"sessionId": sessionID, "afterSeq": afterSeq}, &res)
+	err := c.Call(ctx, "session.subscribe", protocol.SessionSubscribeParams{SessionID: sessionID, AfterSeq: afterSeq}, &res)
 	return res, err
 }
 
 // StartTurn starts (or queues) a turn and returns its id.
 func (c *Client) StartTurn(ctx context.Context, sessionID, text string) (string, error) {
-	var res struct {
-		TurnID string `json:"turnId"`
-	}
-	err := c.Call(ctx, "turn.start", map[string]any{"sessionId": sessionID, "text": text}, &res)
+	var res protocol.TurnResult
+	err := c.Call(ctx, "turn.start", protocol.TurnStartParams{SessionID: sessionID, Text: text}, &res)
 	return res.TurnID, err
 }
 
 // Respond answers a pending request.
 func (c *Client) Respond(ctx context.Context, sessionID, requestID string, response any) error {
-	return c.Call(ctx, "request.respond", map[string]any{"sessionId": sessionID, "requestId": requestID, "response": response}, nil)
+	b, err := json.Marshal(response)
+	if err != nil {
+		return fmt.Errorf("request.respond: encode response: %w", err)
+	}
+	return c.Call(ctx, "request.respond", protocol.RequestRespondParams{SessionID: sessionID, RequestID: requestID, Response: b}, nil)
 }
 
 // NextEvent returns the next session.event of sessionID, skipping other

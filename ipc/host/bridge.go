@@ -9,6 +9,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/interact"
 )
@@ -19,28 +20,17 @@ import (
 // stored in the event's transaction. The bridge then waits for
 // request.respond (or the session's approval timeout).
 
-// ApprovalResponse answers a permission_required request.
-type ApprovalResponse struct {
-	Outcome string `json:"outcome" rpc:"required"`
-}
-
-// QuestionResponse answers an ask_user_question request.
-type QuestionResponse struct {
-	Answer string `json:"answer"`
-}
-
-// PlanResponse answers a plan_proposed request.
-type PlanResponse struct {
-	Approved bool   `json:"approved"`
-	Feedback string `json:"feedback,omitempty"`
-}
-
-// DirectoryResponse answers a directory_requested request.
-type DirectoryResponse struct {
-	Granted  bool   `json:"granted"`
-	Path     string `json:"path,omitempty"`
-	Writable *bool  `json:"writable,omitempty"`
-}
+// The answers of request.respond, by request kind (the wire types).
+type (
+	// ApprovalResponse answers a permission_required request.
+	ApprovalResponse = protocol.ApprovalResponse
+	// QuestionResponse answers an ask_user_question request.
+	QuestionResponse = protocol.QuestionResponse
+	// PlanResponse answers a plan_proposed request.
+	PlanResponse = protocol.PlanResponse
+	// DirectoryResponse answers a directory_requested request.
+	DirectoryResponse = protocol.DirectoryResponse
+)
 
 // denyResponse is what a timed-out approval is answered with.
 var denyResponse = json.RawMessage(`{"outcome":"deny"}`)
@@ -63,18 +53,18 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 		return resp, nil
 	}
 	h.waiters[requestID] = ch
-	h.awaiting++
-	h.setStateLocked(hostAwaiting)
 	timeout := h.timeout
 	h.mu.Unlock()
 	defer func() {
+		// The request's event moved the session to awaiting; the last
+		// answer moves it back to running.
 		h.mu.Lock()
 		delete(h.waiters, requestID)
-		h.awaiting--
-		if h.awaiting == 0 && h.state == hostAwaiting {
-			h.setStateLocked(hostRunning)
-		}
+		back := len(h.waiters) == 0 && h.state == StateAwaiting && !h.closed && h.transitionLocked(StateRunning) == nil
 		h.mu.Unlock()
+		if back {
+			h.persistState(StateRunning)
+		}
 	}()
 	// An answer given before the waiter was registered is in the store.
 	if p, err := st.Request(ctx, requestID); err == nil && p.Answered && p.Response != nil {

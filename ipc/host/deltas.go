@@ -32,7 +32,6 @@ type deltaCoalescer struct {
 // openDelta is one queued delta event.
 type openDelta struct {
 	c      *deltaCoalescer
-	rec    *store.Recorder
 	ev     engine.Event // the first delta: type, turn, reqId
 	text   strings.Builder
 	sealed bool // the writer took it: deltas may no longer join
@@ -40,7 +39,7 @@ type openDelta struct {
 
 // add records ev if it is a delta and reports whether it did; enqueue
 // queues a new sealed event (called without the lock).
-func (c *deltaCoalescer) add(rec *store.Recorder, ev engine.Event, enqueue func(seal func() store.EventInput)) bool {
+func (c *deltaCoalescer) add(ev engine.Event, enqueue func(seal func() store.EventInput)) bool {
 	if ev.Type != engine.EventAssistantDelta && ev.Type != engine.EventReasoningDelta {
 		return false
 	}
@@ -56,7 +55,7 @@ func (c *deltaCoalescer) add(rec *store.Recorder, ev engine.Event, enqueue func(
 			return true
 		}
 	}
-	od := &openDelta{c: c, rec: rec, ev: ev}
+	od := &openDelta{c: c, ev: ev}
 	od.text.WriteString(d.Text)
 	c.open = od
 	c.mu.Unlock()
@@ -82,7 +81,7 @@ func (od *openDelta) seal() store.EventInput {
 	d := od.ev.Data.(engine.DeltaData)
 	d.Text = od.text.String()
 	od.c.mu.Unlock()
-	in, err := od.rec.Input(engine.Event{Type: od.ev.Type, Data: d}, nil)
+	in, err := durableInput(engine.Event{Type: od.ev.Type, Data: d}, nil, "") // a delta moves no state
 	if err != nil {
 		return store.EventInput{} // refused by the store: logged by the done callback
 	}

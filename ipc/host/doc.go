@@ -9,6 +9,14 @@
 // session after its first turn (naming.go). It knows no transport:
 // subscribers are Sinks, engines come from Engines (deps_test.go).
 //
+// Turn state: each Session has one TurnState (turnstate.go, where the
+// machine is drawn), changed only by checked transitions and stored with
+// the event that causes it (durable.go: the one rule of what each event
+// does to durable state; RecoverInterrupted settles what a dead process
+// left). session.get, session.list and subscribe's running read it; the
+// engine only reports facts. Enqueue stores a turn in the durable queue
+// before it answers; ResumeQueued runs the stored queue at start.
+//
 // Concurrency and delivery rules:
 //   - Each session has at most one turn running; Enqueue while one runs
 //     queues FIFO. One goroutine per session (its runner, tracked by

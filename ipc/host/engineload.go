@@ -94,9 +94,6 @@ func (h *Session) build(ctx context.Context) (*engine.Engine, error) {
 func grantsOf(eng *engine.Engine) store.Grants {
 	p := eng.Permissions()
 	g := store.Grants{
-		Mode:            string(p.Mode()),
-		ShellPolicy:     string(p.ShellPolicy()),
-		AllowedCommands: p.AllowedCommands(),
 		SessionTools:    []string{},
 		SessionCommands: []string{},
 		GrantTimes:      store.GrantTimes{Tools: map[string]time.Time{}, Commands: map[string]time.Time{}},

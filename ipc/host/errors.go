@@ -11,4 +11,7 @@ var (
 	// ErrInvalidRequest is what an interactive tool fails with when its
 	// call has no request id.
 	ErrInvalidRequest = errors.New("invalid request")
+	// ErrIllegalTransition is a turn state transition the machine does not
+	// have: a bug, logged and reported, never applied.
+	ErrIllegalTransition = errors.New("illegal turn state transition")
 )

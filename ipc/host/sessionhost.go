@@ -1,39 +1,22 @@
 package host
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/tools/media"
 )
-
-// hostState is where a session stands in this process. It changes only in
-// setStateLocked.
-type hostState int
-
-const (
-	hostIdle     hostState = iota // no turn running or queued
-	hostRunning                   // the runner goroutine is working through the queue
-	hostAwaiting                  // a turn waits for a request.respond
-)
-
-func (s hostState) String() string {
-	switch s {
-	case hostIdle:
-		return "idle"
-	case hostRunning:
-		return "running"
-	case hostAwaiting:
-		return "awaiting"
-	}
-	return fmt.Sprintf("hostState(%d)", int(s))
-}
 
 // JobKind is what a queued turn does.
 type JobKind int
@@ -45,7 +28,8 @@ const (
 	JobResume                // the suspended turn From, continued as ID
 )
 
-// Job is a queued turn.
+// Job is a queued turn (kept in the store's turn queue too, until its
+// turn_start).
 type Job struct {
 	Kind  JobKind
 	ID    string // turn id (a resumed suspended turn keeps its own)
@@ -61,7 +45,6 @@ type Session struct {
 	s         *Sessions
 	id        string
 	projectID string
-	rec       *store.Recorder
 	deltas    deltaCoalescer // merges a stream's deltas (has its own lock)
 	titled    atomic.Bool    // the session has a title: maybeName has nothing to do
 
@@ -70,9 +53,9 @@ type Session struct {
 
 	mu      sync.Mutex // guards the fields below
 	eng     *engine.Engine
-	reload  bool // the engine must be rebuilt before the next turn (agent changed)
-	state   hostState
-	current string // id of the running turn
+	reload  bool      // the engine must be rebuilt before the next turn (agent changed)
+	state   TurnState // changed only by transitionLocked
+	current string    // id of the running turn
 	// stopTurn cancels the current turn's context: turn.interrupt works
 	// before the engine is loaded or has started the turn, too.
 	stopTurn  context.CancelFunc
@@ -80,7 +63,6 @@ type Session struct {
 	committed int64 // last seq committed (and broadcast)
 	subs      map[*Subscription]struct{}
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
-	awaiting  int                    // number of waiters (state is awaiting while > 0)
 	closed    bool
 	runDone   chan struct{} // closed when the current runner exits; nil when none
 	timeout   time.Duration // approval timeout; 0 = none
@@ -108,7 +90,17 @@ func (s *Sessions) Session(ctx context.Context, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	state, err := ParseTurnState(ss.Status)
+	if err != nil {
+		s.log.Error("turn state", "session", id, "err", err)
+	}
+	if state == StateRunning || state == StateAwaiting {
+		// Stored busy but not in this process: RecoverInterrupted settles
+		// such turns at start; until then the session is at rest here.
+		state = StateIdle
+	}
 	h := &Session{
+		state:       state,
 		s:           s,
 		id:          id,
 		projectID:   ss.ProjectID,
@@ -143,47 +135,107 @@ func (h *Session) ID() string { return h.id }
 // ProjectID is the id of the session's project.
 func (h *Session) ProjectID() string { return h.projectID }
 
-func (h *Session) setStateLocked(st hostState) {
+// transitionLocked moves the session to st. An illegal move is a bug: it
+// is logged and returned, never applied.
+func (h *Session) transitionLocked(st TurnState) error {
+	if err := h.state.Next(st); err != nil {
+		err = fmt.Errorf("session %s: %w", h.id, err)
+		h.s.log.Error("turn state", "session", h.id, "err", err)
+		return err
+	}
 	h.state = st
+	return nil
+}
+
+// State is where the session's turns stand.
+func (h *Session) State() TurnState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state
 }
 
 // CurrentTurn is the id of the turn the runner works on ("" when idle).
 func (h *Session) CurrentTurn() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.state == hostIdle {
+	if !h.state.Busy() {
 		return ""
 	}
 	return h.current
 }
 
-// Running reports whether a turn runs or is queued.
+// Running reports whether a turn runs, waits or is queued.
 func (h *Session) Running() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.state != hostIdle
+	return h.state.Busy()
 }
 
-// Enqueue adds a turn to the queue and starts the runner when idle. It
-// reports the position in the queue (0: starts now).
-func (h *Session) Enqueue(job Job) (int, error) {
+// Enqueue stores a turn in the session's durable queue (with the move to
+// queued, in one transaction) and then adds it to the runner's queue,
+// starting the runner when none runs: once Enqueue returns, the turn
+// survives any exit. It reports the number of turns ahead (0: starts now).
+func (h *Session) Enqueue(ctx context.Context, job Job) (int, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
+	}
+	status := ""
+	if !h.state.Busy() {
+		status = string(StateQueued)
+	}
+	h.mu.Unlock()
+	qt := store.QueuedTurn{TurnID: job.ID, Kind: job.Kind.storeKind(), From: job.From, Input: queuedInput(job.Input)}
+	if _, err := h.s.opts.Store.EnqueueTurn(ctx, h.id, qt, status); err != nil {
+		return 0, err
+	}
+	return h.push(job)
+}
+
+// push adds a job the store already holds to the runner's queue and starts
+// the runner when none runs. The resume of a suspended turn goes first:
+// turns queued behind it when the process died wait for it (see park).
+func (h *Session) push(job Job) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
-	h.queue = append(h.queue, job)
-	if h.state != hostIdle {
-		return len(h.queue), nil // behind the running turn and those queued before
+	front := job.Kind == JobResume && h.state == StateSuspended
+	if !h.state.Busy() {
+		// At rest, suspended, or between a turn_end and the runner's next
+		// look at the queue.
+		if err := h.transitionLocked(StateQueued); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrConflict, err)
+		}
 	}
-	h.setStateLocked(hostRunning)
+	ahead := len(h.queue)
+	if front {
+		h.queue, ahead = append([]Job{job}, h.queue...), 0
+	} else {
+		h.queue = append(h.queue, job)
+	}
+	if h.runDone != nil {
+		return ahead + 1, nil // behind the running turn and those queued before
+	}
 	done := make(chan struct{})
 	h.runDone = done
 	h.s.wg.Go(func() {
 		defer close(done)
 		h.run()
 	})
-	return 0, nil
+	return ahead, nil
+}
+
+// park queues a stored job of a suspended session without starting it:
+// the turns queued behind a turn that died waiting for answers run once
+// that turn is resumed (push puts its resume first) or ended (turn.start
+// ends it and starts the queue; turn.interrupt drops the queue with it).
+func (h *Session) park(job Job) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.queue = append(h.queue, job)
 }
 
 // run works through the queue, one turn at a time.
@@ -193,8 +245,14 @@ func (h *Session) run() {
 		if len(h.queue) == 0 || h.closed {
 			h.queue = nil
 			h.current = ""
-			h.setStateLocked(hostIdle)
+			h.runDone = nil
+			// The last job produced no turn_end (a resume with nothing to
+			// resume): the session is at rest.
+			settle := h.state.Busy() && !h.closed && h.transitionLocked(StateIdle) == nil
 			h.mu.Unlock()
+			if settle {
+				h.persistState(StateIdle)
+			}
 			return
 		}
 		job := h.queue[0]
@@ -208,6 +266,16 @@ func (h *Session) run() {
 		h.mu.Lock()
 		h.stopTurn = nil
 		h.mu.Unlock()
+	}
+}
+
+// persistState stores a move no event carries (the store's writer keeps
+// it behind the events before it).
+func (h *Session) persistState(st TurnState) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
+	defer cancel()
+	if err := h.s.opts.Store.SetStatus(ctx, h.id, string(st)); err != nil {
+		h.s.log.Warn("store turn state", "session", h.id, "state", st, "err", err)
 	}
 }
 
@@ -298,18 +366,35 @@ func (h *Session) answeredBefore(ev engine.Event) bool {
 	return ok && callID != ""
 }
 
-// record hands an event to the store; it is broadcast after the commit.
+// record hands an event to the store, with the state it moves the
+// session to; it is broadcast after the commit.
 func (h *Session) record(eng *engine.Engine, ev engine.Event) {
-	if h.deltas.add(h.rec, ev, func(seal func() store.EventInput) { h.s.opts.Store.EnqueueSealed(h.id, seal, h.committedEvent) }) {
+	if h.deltas.add(ev, func(seal func() store.EventInput) { h.s.opts.Store.EnqueueSealed(h.id, seal, h.committedEvent) }) {
 		return
 	}
 	h.deltas.cut()
-	in, err := eventInput(h.rec, ev, eng.Messages)
+	var history func() []llm.Message
+	if eng != nil {
+		history = eng.Messages
+	}
+	in, err := durableInput(ev, history, h.stateFor(ev))
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
 		return
 	}
 	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+}
+
+// stateFor applies the move ev makes (if any) and returns the state to
+// store with it ("" when none, or when the move is illegal).
+func (h *Session) stateFor(ev engine.Event) TurnState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	to, ok := stateAfter(ev, len(h.queue) > 0)
+	if !ok || h.transitionLocked(to) != nil {
+		return ""
+	}
+	return to
 }
 
 // committedEvent runs on the store's writer goroutine after the commit.
@@ -336,13 +421,7 @@ func (h *Session) recordFailure(turnID string, cause error, reason string) {
 	endData.TaskID = turnID
 	evs := []engine.Event{{Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
 	for _, ev := range evs {
-		in, err := eventInput(h.rec, ev, nil)
-		if err != nil {
-			continue
-		}
-		in.TurnID = turnID
-		h.deltas.cut()
-		h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+		h.record(nil, ev)
 	}
 }
 
@@ -351,7 +430,7 @@ func (h *Session) recordFailure(turnID string, cause error, reason string) {
 func (h *Session) Interrupt() (bool, []string) {
 	h.mu.Lock()
 	eng := h.eng
-	running := h.state != hostIdle
+	running := h.state.Busy()
 	stop := h.stopTurn
 	dropped := make([]string, 0, len(h.queue))
 	for _, j := range h.queue {
@@ -359,6 +438,7 @@ func (h *Session) Interrupt() (bool, []string) {
 	}
 	h.queue = nil
 	h.mu.Unlock()
+	h.dropStored(dropped)
 	if running {
 		if eng != nil {
 			eng.Interrupt() // marks the turn interrupted (not just cancelled)
@@ -374,26 +454,46 @@ func (h *Session) Interrupt() (bool, []string) {
 // for an answer is suspended instead when the server is closing (it stays
 // resumable after a restart).
 func (h *Session) InterruptAll() {
+	closing := h.s.isClosing()
 	h.mu.Lock()
 	eng := h.eng
+	var dropped []string
+	if !closing { // at shutdown queued turns stay in the store: they run after the restart
+		for _, j := range h.queue {
+			dropped = append(dropped, j.ID)
+		}
+	}
 	h.queue = nil
-	awaiting := h.state == hostAwaiting
+	awaiting := h.state == StateAwaiting
 	h.mu.Unlock()
+	h.dropStored(dropped)
 	if eng == nil {
 		return
 	}
-	if awaiting && h.s.isClosing() {
+	if awaiting && closing {
 		eng.Suspend()
 		return
 	}
 	eng.Interrupt()
 }
 
+// dropStored removes dropped turns from the store's queue.
+func (h *Session) dropStored(dropped []string) {
+	if len(dropped) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := h.s.opts.Store.DropQueuedTurns(ctx, h.id, "", dropped...); err != nil {
+		h.s.log.Warn("drop queued turns", "session", h.id, "err", err)
+	}
+}
+
 // WaitIdle waits until the runner exits or ctx ends.
 func (h *Session) WaitIdle(ctx context.Context) error {
 	h.mu.Lock()
 	done := h.runDone
-	idle := h.state == hostIdle
+	idle := !h.state.Busy()
 	h.mu.Unlock()
 	if idle || done == nil {
 		return nil
@@ -428,7 +528,7 @@ func (h *Session) Close() error {
 // store on the next turn). It reports whether it did.
 func (h *Session) UnloadIfIdle() bool {
 	h.mu.Lock()
-	if h.state != hostIdle || h.eng == nil {
+	if h.state.Busy() || h.eng == nil {
 		h.mu.Unlock()
 		return false
 	}
@@ -501,19 +601,14 @@ func (h *Session) UnlockResume() { h.resumeMu.Unlock() }
 
 // RecordSessionEvent records an event that belongs to no turn.
 func (h *Session) RecordSessionEvent(ev engine.Event) {
-	in, err := eventInput(h.rec, ev, nil)
-	if err != nil {
-		return
-	}
-	h.deltas.cut()
-	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	h.record(nil, ev)
 }
 
 // Record records an event of turn turnID outside the runner (the end of a
 // suspended turn); closePending closes the session's open requests in the
 // event's transaction.
 func (h *Session) Record(ev engine.Event, turnID string, closePending bool) error {
-	in, err := eventInput(h.rec, ev, nil)
+	in, err := durableInput(ev, nil, h.stateFor(ev))
 	if err != nil {
 		return err
 	}
@@ -521,5 +616,102 @@ func (h *Session) Record(ev engine.Event, turnID string, closePending bool) erro
 	in.ClosePending = closePending
 	h.deltas.cut()
 	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	return nil
+}
+
+// storeKind is the store's name of a job kind.
+func (k JobKind) storeKind() string {
+	switch k {
+	case JobRetry:
+		return store.TurnRetry
+	case JobResume:
+		return store.TurnResume
+	}
+	return store.TurnStart
+}
+
+// queuedTurnInput is a queued turn's input as the store keeps it: the text
+// and the refs of its saved attachments (their bytes are on disk).
+type queuedTurnInput struct {
+	Text string                 `json:"text,omitempty"`
+	Refs []llm.StoredAttachment `json:"refs,omitempty"`
+}
+
+func queuedInput(in engine.Input) json.RawMessage {
+	b, _ := json.Marshal(queuedTurnInput{Text: in.Text, Refs: in.Refs}) // strings only: cannot fail
+	return b
+}
+
+// jobOf rebuilds a stored queued turn, reading its attachments back.
+func (h *Session) jobOf(qt store.QueuedTurn) (Job, error) {
+	job := Job{ID: qt.TurnID, From: qt.From}
+	switch qt.Kind {
+	case store.TurnStart:
+		job.Kind = JobStart
+	case store.TurnRetry:
+		job.Kind = JobRetry
+	case store.TurnResume:
+		job.Kind = JobResume
+	default:
+		return Job{}, fmt.Errorf("queued turn %s: kind %q", qt.TurnID, qt.Kind)
+	}
+	var in queuedTurnInput
+	if err := json.Unmarshal(qt.Input, &in); err != nil {
+		return Job{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
+	}
+	job.Input = engine.Input{Text: in.Text, TaskID: qt.TurnID, Refs: in.Refs}
+	for _, r := range in.Refs {
+		name, mime, data, err := media.ReadStoredAttachment(h.s.opts.Store.SessionDir(h.id), r.Path)
+		if err != nil {
+			return Job{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
+		}
+		job.Input.Attachments = append(job.Input.Attachments, llm.Attachment{Name: name, MimeType: mime, DataURL: media.EncodeDataURL(mime, data)})
+	}
+	return job, nil
+}
+
+// ResumeQueued starts the turns a previous process acknowledged and did not
+// start (the store's turn queue), in order. The server calls it once, when
+// it starts serving, after RecoverInterrupted.
+func (s *Sessions) ResumeQueued(ctx context.Context) error {
+	ids, err := s.opts.Store.SessionsWithQueuedTurns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		h, err := s.Session(ctx, id)
+		if err != nil {
+			return err
+		}
+		qts, err := s.opts.Store.QueuedTurns(ctx, id)
+		if err != nil {
+			return err
+		}
+		// A resume continues the turn the queued ones were behind.
+		rank := func(qt store.QueuedTurn) int {
+			if qt.Kind == store.TurnResume {
+				return 0
+			}
+			return 1
+		}
+		slices.SortStableFunc(qts, func(a, b store.QueuedTurn) int { return cmp.Compare(rank(a), rank(b)) })
+		suspended := h.State() == StateSuspended
+		for _, qt := range qts {
+			job, err := h.jobOf(qt)
+			if err != nil {
+				// It can never run: it ends now, with its one turn_end.
+				s.log.Warn("queued turn", "session", id, "err", err)
+				h.recordFailure(qt.TurnID, err, "queued_turn_unreadable")
+				continue
+			}
+			if suspended {
+				h.park(job)
+				continue
+			}
+			if _, err := h.push(job); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (sh subagentHook) Observe(ev engine.Event) {
 	}
 	d.ParentReqID = sh.parent
 	fwd := engine.Event{Type: engine.EventToolFinished, Data: d}
-	in, err := eventInput(sh.h.rec, fwd, nil)
+	in, err := durableInput(fwd, nil, "")
 	if err != nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -101,13 +102,7 @@ func (sub *Subscription) drop(reason string) {
 }
 
 // SessionDropped is the params of a session.dropped notification.
-type SessionDropped struct {
-	SessionID string `json:"sessionId"`
-	// LastSeq is the last seq delivered; subscribe again with afterSeq =
-	// lastSeq to continue without a gap.
-	LastSeq int64  `json:"lastSeq"`
-	Reason  string `json:"reason"`
-}
+type SessionDropped = protocol.SessionDropped
 
 // Pump sends stored events with afterSeq < seq <= upTo, then live events
 // with seq > upTo, in order, each once. It returns when the subscription
@@ -204,7 +199,7 @@ func (h *Session) subscribe(sub *Subscription) (upTo int64, running bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs[sub] = struct{}{}
-	return h.committed, h.state != hostIdle
+	return h.committed, h.state.Busy()
 }
 
 func (h *Session) removeSub(sub *Subscription) {

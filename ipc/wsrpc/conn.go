@@ -136,6 +136,13 @@ func (c *Conn) readLoop() {
 		}
 		items, batch := parseFrame(data)
 		data = nil
+		if !batch && items[0].req != nil && c.e.Ordered[items[0].req.Method] {
+			// An ordered method runs here, before the next frame is read:
+			// the requests of one connection take effect in the order they
+			// were sent (keystrokes, turns, steering).
+			c.handleFrame(items, batch)
+			continue
+		}
 		select {
 		case c.slots <- struct{}{}:
 		case <-c.ctx.Done():

@@ -22,11 +22,16 @@ const token = "t0ken"
 // server composes it, and returns its URL and a channel that gets each
 // connection's end (after its requests returned).
 func serve(t *testing.T, methods map[string]wsrpc.Handler) (string, <-chan struct{}) {
+	return serveOrdered(t, methods, nil)
+}
+
+// serveOrdered is serve with the endpoint's Ordered methods.
+func serveOrdered(t *testing.T, methods map[string]wsrpc.Handler, ordered map[string]bool) (string, <-chan struct{}) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	e := &wsrpc.Endpoint{
-		Token: token, Context: ctx, Methods: methods, Gate: "initialize",
+		Token: token, Context: ctx, Methods: methods, Gate: "initialize", Ordered: ordered,
 		SendQueueBytes: 1 << 20, WriteTimeout: 10 * time.Second, Log: slog.New(slog.DiscardHandler),
 	}
 	ended := make(chan struct{}, 4)

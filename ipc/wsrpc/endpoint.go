@@ -48,6 +48,10 @@ type Endpoint struct {
 	Context context.Context
 	// Methods is the method table (immutable).
 	Methods map[string]Handler
+	// Ordered are the methods a connection handles one at a time, in the
+	// order they arrive, before reading its next frame (others run
+	// concurrently). Their handlers must not wait on anything slow.
+	Ordered map[string]bool
 	// Gate, when set, is the method a connection must call first: any
 	// other before it fails with CodeNotInitialized (MarkInitialized opens
 	// the gate).

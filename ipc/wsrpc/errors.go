@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Sentinel errors of the wire. Handlers wrap them with context
@@ -39,10 +41,12 @@ const (
 
 // WireError is a JSON-RPC error object. It is also a Go error, so a client can
 // test errors.Is(err, ipc.ErrNotFound) on what it got back (Is compares codes).
+// Data is the machine-readable part ({kind, field?, ...}); every error sent
+// carries it (encodeError fills in the code's default kind).
 type WireError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	Code    int                 `json:"code"`
+	Message string              `json:"message"`
+	Data    *protocol.ErrorData `json:"data,omitempty"`
 }
 
 func (e *WireError) Error() string { return fmt.Sprintf("jsonrpc %d: %s", e.Code, e.Message) }
@@ -67,46 +71,77 @@ var codeSentinel = map[int]error{
 	CodeConfig:         ErrConfig,
 }
 
-// ErrCode maps a sentinel error to a wire code.
+// ErrCode maps a sentinel error to a wire code and, optionally, a finer
+// error.data kind than the code's default.
 type ErrCode struct {
 	Err  error
 	Code int
+	Kind protocol.ErrorKind
 }
 
 // sentinelCodes maps the sentinels of this package to wire codes; the
 // endpoint's ErrorCodes add the others.
 var sentinelCodes = []ErrCode{
-	{ErrParse, CodeParseError},
-	{ErrInvalidRequest, CodeInvalidRequest},
-	{ErrMethodNotFound, CodeMethodNotFound},
-	{ErrInvalidParams, CodeInvalidParams},
-	{ErrNotInitialized, CodeNotInitialized},
-	{ErrNotFound, CodeNotFound},
-	{ErrConflict, CodeConflict},
-	{ErrForbidden, CodeForbidden},
-	{ErrConfig, CodeConfig},
+	{Err: ErrParse, Code: CodeParseError},
+	{Err: ErrInvalidRequest, Code: CodeInvalidRequest},
+	{Err: ErrMethodNotFound, Code: CodeMethodNotFound},
+	{Err: ErrInvalidParams, Code: CodeInvalidParams},
+	{Err: ErrNotInitialized, Code: CodeNotInitialized},
+	{Err: ErrNotFound, Code: CodeNotFound},
+	{Err: ErrConflict, Code: CodeConflict},
+	{Err: ErrForbidden, Code: CodeForbidden},
+	{Err: ErrConfig, Code: CodeConfig},
 }
 
 // WireErrorOf turns any handler error into the JSON-RPC error sent back:
 // the code of the first sentinel it wraps, of this package's then of extra
-// (-32603 otherwise), and its message, which says what and why.
+// (-32603 otherwise), its message, which says what and why, and its data:
+// the kind of the first sentinel of extra with that code that names one
+// (else the code's default), and the field of a ParamError.
 func WireErrorOf(err error, extra []ErrCode) *WireError {
 	var we *WireError
 	if errors.As(err, &we) {
 		return we
 	}
-	for _, s := range sentinelCodes {
-		if errors.Is(err, s.Err) {
-			return &WireError{Code: s.Code, Message: err.Error()}
-		}
-	}
-	for _, s := range extra {
-		if errors.Is(err, s.Err) {
-			return &WireError{Code: s.Code, Message: err.Error()}
-		}
-	}
+	code, msg := CodeInternal, "internal error: "+err.Error()
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrClosed) {
-		return &WireError{Code: CodeInternal, Message: err.Error()}
+		msg = err.Error()
 	}
-	return &WireError{Code: CodeInternal, Message: "internal error: " + err.Error()}
+	found := false
+	for _, list := range [][]ErrCode{sentinelCodes, extra} {
+		for _, s := range list {
+			if !found && errors.Is(err, s.Err) {
+				code, msg, found = s.Code, err.Error(), true
+			}
+		}
+	}
+	return &WireError{Code: code, Message: msg, Data: errorData(err, code, extra)}
+}
+
+// errorData is the data of an error of code.
+func errorData(err error, code int, extra []ErrCode) *protocol.ErrorData {
+	d := &protocol.ErrorData{Kind: protocol.DefaultKind(code)}
+	for _, s := range extra {
+		if s.Kind != "" && s.Code == code && errors.Is(err, s.Err) {
+			d.Kind = s.Kind
+			break
+		}
+	}
+	var pe *ParamError
+	if code == CodeInvalidParams && errors.As(err, &pe) {
+		d.Field, d.Expected = pe.Field, pe.Expected
+		if pe.Kind != "" {
+			d.Kind = pe.Kind
+		}
+	}
+	return d
+}
+
+// withData returns we with its data, the code's default kind when it has
+// none.
+func withData(we *WireError) *WireError {
+	if we.Data != nil {
+		return we
+	}
+	return &WireError{Code: we.Code, Message: we.Message, Data: &protocol.ErrorData{Kind: protocol.DefaultKind(we.Code)}}
 }

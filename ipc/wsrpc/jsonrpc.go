@@ -153,11 +153,7 @@ func encodeError(id json.RawMessage, we *WireError) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
-	b, err := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: we})
-	if err != nil {
-		// Data failed to marshal; drop it rather than the whole error.
-		b, _ = json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: &WireError{Code: we.Code, Message: we.Message}})
-	}
+	b, _ := json.Marshal(errorResponse{JSONRPC: "2.0", ID: id, Error: withData(we)}) // strings, ints: it always marshals
 	return b
 }
 

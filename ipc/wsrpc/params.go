@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // DecodeParams decodes a request's params object into dst (a pointer to a
@@ -28,7 +30,12 @@ func DecodeParams(raw json.RawMessage, dst any) error {
 			if field == "" {
 				field = "params"
 			}
-			return fmt.Errorf("%w: %s: expected %s, got %s", ErrInvalidParams, field, jsonKind(te.Type), te.Value)
+			kind := jsonKind(te.Type)
+			return &ParamError{Field: field, Kind: protocol.KindWrongType, Expected: kind, Why: fmt.Sprintf("expected %s, got %s", kind, te.Value)}
+		}
+		var fe *protocol.FieldError
+		if errors.As(err, &fe) {
+			return &ParamError{Field: fe.Field, Why: fe.Why}
 		}
 		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
@@ -47,16 +54,33 @@ func checkRequired(v reflect.Value) error {
 			continue
 		}
 		if v.Field(i).IsZero() {
-			return fmt.Errorf("%w: %s: required", ErrInvalidParams, jsonName(f))
+			return &ParamError{Field: jsonName(f), Kind: protocol.KindRequired, Why: "required"}
 		}
 	}
 	return nil
 }
 
 // InvalidField is the error of a field that decoded but has a bad value.
-func InvalidField(field, why string) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalidParams, field, why)
+func InvalidField(field, why string) error { return &ParamError{Field: field, Why: why} }
+
+// ParamError is an invalid-params error about one field: "invalid params:
+// <field>: <why>". It wraps ErrInvalidParams; the wire error's data names
+// the field and the kind.
+type ParamError struct {
+	// Field is the param's path ("sessionId", "response.outcome").
+	Field string
+	// Kind is required, wrong_type, or "" (invalid_params).
+	Kind protocol.ErrorKind
+	// Expected is the JSON type the field must have (wrong_type).
+	Expected string
+	// Why says what is wrong.
+	Why string
 }
+
+func (e *ParamError) Error() string { return ErrInvalidParams.Error() + ": " + e.Field + ": " + e.Why }
+
+// Unwrap returns ErrInvalidParams.
+func (e *ParamError) Unwrap() error { return ErrInvalidParams }
 
 func jsonName(f reflect.StructField) string {
 	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // maxScriptSize bounds a script file.
@@ -19,6 +20,11 @@ const maxScriptSize = 16 << 20
 type Script struct {
 	Responses []Response `json:"responses"`
 	Chat      []string   `json:"chat,omitempty"`
+	// GateDir makes the script's gates file-backed: a response reaching
+	// gate "g" creates <gateDir>/g.reached and waits until <gateDir>/g.open
+	// exists (a test or a shell developer creates it). Without it a gate
+	// opens only from Go (Provider.Gate) or when the turn is interrupted.
+	GateDir string `json:"gateDir,omitempty"`
 }
 
 // Load reads a script file (the sidecar uses it when ZQAGENT_SCRIPT names one).
@@ -61,5 +67,11 @@ func Parse(data []byte) (*Provider, error) {
 	}
 	p := New(s.Responses...)
 	p.AppendChat(s.Chat...)
+	if s.GateDir != "" {
+		if !filepath.IsAbs(s.GateDir) {
+			return nil, fmt.Errorf("%w: gateDir %q is not an absolute path", ErrBadScript, s.GateDir)
+		}
+		p.gateDir = s.GateDir
+	}
 	return p, nil
 }

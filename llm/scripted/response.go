@@ -16,7 +16,8 @@ const DefaultChunkSize = 8
 const maxDelay = time.Minute
 
 // Response is one scripted answer to a Stream call. Reasoning streams first,
-// then Text; then either Stall (block until the context ends), Err (an
+// then Text; then it waits at Gate (when named) until the gate is released;
+// then either Stall (block until the context ends), Err (an
 // *llm.Error of ErrKind), or a final chunk with ToolCalls, Usage and the
 // finish reason.
 type Response struct {
@@ -40,6 +41,10 @@ type Response struct {
 	// Stall blocks after the text until the context is done (to exercise the
 	// watchdog and interrupts).
 	Stall bool `json:"stall,omitempty"`
+	// Gate names a Gate the response waits at after its text and before its
+	// end (tool calls, error or stall), until the gate is released or the
+	// context ends.
+	Gate string `json:"gate,omitempty"`
 	// FinishReason overrides the final reason ("stop", or "tool_calls" when
 	// there are tool calls); "length" exercises truncated answers.
 	FinishReason string `json:"finishReason,omitempty"`
@@ -114,6 +119,9 @@ func (r Response) validate() error {
 	if r.ChunkSize < 0 {
 		return fmt.Errorf("negative chunkSize")
 	}
+	if !validGateName(r.Gate) {
+		return fmt.Errorf("gate %q: letters, digits, '-' and '_' only", r.Gate)
+	}
 	for i, c := range r.ToolCalls {
 		if c.Name == "" {
 			return fmt.Errorf("toolCalls[%d]: no name", i)
@@ -148,4 +156,17 @@ func pieces(s string, n int) []string {
 		r = r[k:]
 	}
 	return out
+}
+
+// validGateName reports whether a gate name is safe as a file name.
+func validGateName(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -20,12 +20,14 @@ const ExhaustedText = "(script exhausted)"
 type Provider struct {
 	react func(llm.Request) Response // optional: answers when the queue is empty (Demo)
 
-	mu           sync.Mutex // guards queue, chat, requests, chatRequests, calls
+	mu           sync.Mutex // guards queue, chat, requests, chatRequests, calls, gates, gateDir
 	queue        []Response
 	chat         []string
 	requests     []llm.Request
 	chatRequests []llm.ChatRequest
 	calls        int // tool calls handed out, for generated ids
+	gates        map[string]*Gate
+	gateDir      string // file-backed gates (Script.GateDir); "" = in-process only
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -110,11 +112,11 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ch
 			return
 		}
 		r := p.next(req)
-		play(ctx, req, r, yield)
+		p.play(ctx, req, r, yield)
 	}
 }
 
-func play(ctx context.Context, req llm.Request, r Response, yield func(llm.Chunk, error) bool) {
+func (p *Provider) play(ctx context.Context, req llm.Request, r Response, yield func(llm.Chunk, error) bool) {
 	// send yields one delta after the response's delay; false ends the stream.
 	send := func(ch llm.Chunk) bool {
 		if r.Delay > 0 {
@@ -135,6 +137,12 @@ func play(ctx context.Context, req llm.Request, r Response, yield func(llm.Chunk
 	}
 	for _, s := range pieces(r.Text, r.ChunkSize) {
 		if !send(llm.Chunk{Content: s}) {
+			return
+		}
+	}
+	if r.Gate != "" {
+		if err := p.wait(ctx, r.Gate); err != nil {
+			yield(llm.Chunk{}, err)
 			return
 		}
 	}

@@ -1,0 +1,329 @@
+package protocol
+
+// EventType names a session event (session.event's type).
+type EventType string
+
+// The event types.
+const (
+	EventTurnStart          EventType = "turn_start"
+	EventAssistantDelta     EventType = "assistant_delta"
+	EventReasoningDelta     EventType = "reasoning_delta"
+	EventAssistantMessage   EventType = "assistant_message"
+	EventToolProposed       EventType = "tool_proposed"
+	EventPermissionRequired EventType = "permission_required"
+	EventToolStarted        EventType = "tool_started"
+	EventToolFinished       EventType = "tool_finished"
+	EventIterationEnd       EventType = "iteration_end"
+	EventTurnEnd            EventType = "turn_end"
+	EventError              EventType = "error"
+	EventInterrupted        EventType = "interrupted"
+	EventCompacting         EventType = "compacting"
+	EventCompacted          EventType = "compacted"
+	EventQueueSteering      EventType = "queue_steering"
+	EventLLMRequest         EventType = "llm_request"
+	EventAskUserQuestion    EventType = "ask_user_question"
+	EventPlanProposed       EventType = "plan_proposed"
+	EventDirectoryRequested EventType = "directory_requested"
+	EventLLMRetry           EventType = "llm_retry"
+	EventSessionNamed       EventType = "session_named"
+	EventTurnSuspended      EventType = "turn_suspended"
+)
+
+// TurnStartData: a turn begins.
+type TurnStartData struct {
+	TaskID string `json:"taskId"`
+	// Resumed: this continues a turn (same taskId) that was suspended or
+	// died with its calls unanswered; it is not a new turn.
+	Resumed bool `json:"resumed,omitempty"`
+	// Input is the user's text ("" for retry and resume).
+	Input           string          `json:"input"`
+	AttachmentCount int             `json:"attachmentCount,omitempty"`
+	Attachments     []AttachmentRef `json:"attachments,omitempty"`
+}
+
+// DeltaData: a streamed increment of text (assistant_delta) or reasoning
+// (reasoning_delta).
+type DeltaData struct {
+	TaskID string `json:"taskId"`
+	Text   string `json:"text"`
+	ReqID  string `json:"reqId"`
+}
+
+// Usage is a model response's token usage.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
+}
+
+// AssistantMessageData: one complete model response.
+type AssistantMessageData struct {
+	TaskID    string `json:"taskId"`
+	Text      string `json:"text"`
+	Reasoning string `json:"reasoning"`
+	// ToolCalls are the names of the tools the response calls.
+	ToolCalls []string `json:"tool_calls"`
+	Usage     *Usage   `json:"usage,omitempty"`
+	ReqID     string   `json:"reqId"`
+	LogTime   string   `json:"logTime"`
+}
+
+// ToolProposedData: the model asked for a tool call.
+type ToolProposedData struct {
+	TaskID string `json:"taskId"`
+	// ReqID is the tool call id.
+	ReqID string `json:"reqId"`
+	Name  string `json:"name"`
+	// Arguments are the decoded arguments, byte for byte what the tool gets.
+	Arguments map[string]any `json:"arguments"`
+}
+
+// TextWarning flags a card text field holding control characters, ANSI
+// escapes, bidi or invisible characters.
+type TextWarning struct {
+	// Field is the field's path in the event's data: "question",
+	// "options[1]", "arguments.command", "arguments.todos[0].content".
+	Field string `json:"field"`
+	// Kind is control, ansi, bidi or invisible.
+	Kind string `json:"kind"`
+}
+
+// PermissionRequiredData: a call waits for approval; answer with
+// ApprovalResponse.
+type PermissionRequiredData struct {
+	TaskID    string         `json:"taskId"`
+	ReqID     string         `json:"reqId"`
+	RequestID string         `json:"requestId"`
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+	Reason    string         `json:"reason"`
+	Category  string         `json:"category"`
+	RiskLevel string         `json:"riskLevel,omitempty"`
+	// Command is the executable an always_command grant would cover; ""
+	// when always_command is not offered.
+	Command string `json:"command"`
+	// AlwaysCommand says whether always_command is offered.
+	AlwaysCommand bool `json:"alwaysCommand"`
+	// AlwaysCommandNote says why always_command is not offered.
+	AlwaysCommandNote string `json:"alwaysCommandNote,omitempty"`
+	// Warnings and Display: flagged text fields and their escaped display
+	// forms by field path; absent when every field is clean.
+	Warnings []TextWarning     `json:"warnings,omitempty"`
+	Display  map[string]string `json:"display,omitempty"`
+}
+
+// ToolStartedData: a call runs.
+type ToolStartedData struct {
+	TaskID string `json:"taskId"`
+	ReqID  string `json:"reqId"`
+	Name   string `json:"name"`
+	// StartTime is unix milliseconds.
+	StartTime int64 `json:"startTime,omitempty"`
+}
+
+// ToolStatus is how a tool call ended.
+type ToolStatus string
+
+// The tool statuses.
+const (
+	ToolOK          ToolStatus = "ok"
+	ToolError       ToolStatus = "error"
+	ToolDenied      ToolStatus = "denied"
+	ToolInterrupted ToolStatus = "interrupted"
+)
+
+// ToolStatuses lists the statuses.
+var ToolStatuses = []ToolStatus{ToolOK, ToolError, ToolDenied, ToolInterrupted}
+
+// ToolFinishedData: a call ended.
+type ToolFinishedData struct {
+	TaskID string     `json:"taskId"`
+	ReqID  string     `json:"reqId"`
+	Name   string     `json:"name"`
+	Status ToolStatus `json:"status"`
+	Reason string     `json:"reason,omitempty"`
+	// Duration is in milliseconds.
+	Duration      int64  `json:"duration,omitempty"`
+	ResultPreview string `json:"result_preview,omitempty"`
+	// ParentReqID is set on a subagent's call forwarded to the UI: the
+	// explore call that ran it.
+	ParentReqID string `json:"parentReqId,omitempty"`
+}
+
+// IterationEndData: a model call and its tools are done.
+type IterationEndData struct {
+	TaskID    string `json:"taskId"`
+	Iteration int    `json:"iteration"`
+}
+
+// TurnStatus is how a turn ended.
+type TurnStatus string
+
+// The turn statuses.
+const (
+	TurnCompleted     TurnStatus = "completed"
+	TurnMaxIterations TurnStatus = "max_iterations_exceeded"
+	TurnInterrupted   TurnStatus = "interrupted"
+	TurnError         TurnStatus = "error"
+)
+
+// TurnStatuses lists the statuses.
+var TurnStatuses = []TurnStatus{TurnCompleted, TurnMaxIterations, TurnInterrupted, TurnError}
+
+// TurnEndData: the turn is over (exactly one per turn).
+type TurnEndData struct {
+	TaskID     string     `json:"taskId"`
+	Status     TurnStatus `json:"status"`
+	Iterations int        `json:"iterations"`
+	// ProducedFiles lists every file the turn wrote or created
+	// (workspace-relative).
+	ProducedFiles []string `json:"produced_files"`
+	// Reason says why a turn ended that was not completed
+	// ("sidecar_restart", "interrupted_while_suspended").
+	Reason string `json:"reason,omitempty"`
+}
+
+// TurnSuspendedData: the turn waited for answers when the previous sidecar
+// process stopped; it is not over.
+type TurnSuspendedData struct {
+	TaskID string `json:"taskId"`
+	// Reason is sidecar_restart.
+	Reason          string   `json:"reason"`
+	PendingRequests []string `json:"pendingRequests"`
+}
+
+// EventErrorData is the data of an error event: the engine or the model
+// failed. (ErrorData is a JSON-RPC error's data.)
+type EventErrorData struct {
+	TaskID string `json:"taskId"`
+	Error  string `json:"error"`
+	// ErrorType is e.g. network, engine, config or internal.
+	ErrorType string `json:"error_type"`
+	// Retriable: turn.retry may re-run the model.
+	Retriable bool   `json:"retriable"`
+	Iteration int    `json:"iteration"`
+	ReqID     string `json:"reqId"`
+	LogTime   string `json:"logTime"`
+	Stack     string `json:"stack,omitempty"`
+}
+
+// InterruptedData: the turn was interrupted.
+type InterruptedData struct {
+	TaskID     string `json:"taskId"`
+	Iterations int    `json:"iterations"`
+	// ReqID is the turn's last model request; absent when turn.interrupt
+	// ended a suspended turn (no model request of this process).
+	ReqID string `json:"reqId,omitempty"`
+}
+
+// CompactingData: a compaction starts.
+type CompactingData struct {
+	TaskID string `json:"taskId"`
+	// Trigger is threshold, overflow or soft.
+	Trigger          string  `json:"trigger"`
+	Tokens           int     `json:"tokens"`
+	Estimated        bool    `json:"estimated"`
+	ContextWindow    int     `json:"contextWindow"`
+	ThresholdPct     float64 `json:"thresholdPct"`
+	ThresholdTokens  int     `json:"thresholdTokens"`
+	OutboundMessages int     `json:"outboundMessages"`
+}
+
+// CompactedData: a compaction ended.
+type CompactedData struct {
+	TaskID string `json:"taskId"`
+	ReqID  string `json:"reqId"`
+	// Method is summarized, trimmed or elided.
+	Method              string `json:"method"`
+	MessagesBefore      int    `json:"messagesBefore"`
+	MessagesAfter       int    `json:"messagesAfter"`
+	BoundaryIndex       *int   `json:"boundaryIndex,omitempty"`
+	Model               string `json:"model,omitempty"`
+	SummaryPreview      string `json:"summaryPreview,omitempty"`
+	KeptUserMessages    *int   `json:"keptUserMessages,omitempty"`
+	DroppedUserMessages *int   `json:"droppedUserMessages,omitempty"`
+	TokensBefore        int    `json:"tokensBefore,omitempty"`
+	TokensAfter         int    `json:"tokensAfter,omitempty"`
+}
+
+// QueueSteeringData: steering text was injected.
+type QueueSteeringData struct {
+	TaskID      string          `json:"taskId"`
+	Text        string          `json:"text"`
+	Attachments []AttachmentRef `json:"attachments,omitempty"`
+}
+
+// LLMRequestData: a model request is about to be sent.
+type LLMRequestData struct {
+	TaskID    string `json:"taskId"`
+	ReqID     string `json:"reqId"`
+	LogTime   string `json:"logTime"`
+	Model     string `json:"model"`
+	MsgCount  int    `json:"msgCount"`
+	ToolCount int    `json:"toolCount"`
+	// Compact is set on a compaction's summary request.
+	Compact bool `json:"compact,omitempty"`
+}
+
+// AskUserQuestionData: ask_user waits; answer with QuestionResponse.
+type AskUserQuestionData struct {
+	TaskID    string            `json:"taskId"`
+	ReqID     string            `json:"reqId"`
+	RequestID string            `json:"requestId"`
+	Question  string            `json:"question"`
+	Options   []string          `json:"options"`
+	AllowText bool              `json:"allowText"`
+	Multi     bool              `json:"multi"`
+	Warnings  []TextWarning     `json:"warnings,omitempty"`
+	Display   map[string]string `json:"display,omitempty"`
+}
+
+// PlanProposedData: propose_plan waits; answer with PlanResponse.
+type PlanProposedData struct {
+	TaskID    string            `json:"taskId"`
+	ReqID     string            `json:"reqId"`
+	RequestID string            `json:"requestId"`
+	Plan      string            `json:"plan"`
+	Warnings  []TextWarning     `json:"warnings,omitempty"`
+	Display   map[string]string `json:"display,omitempty"`
+}
+
+// DirectoryRequestedData: request_directory waits; answer with
+// DirectoryResponse. Path is the real path a grant covers; RequestedPath,
+// Link and LinkTarget say how the model named it through a symlink.
+type DirectoryRequestedData struct {
+	TaskID         string            `json:"taskId"`
+	ReqID          string            `json:"reqId"`
+	RequestID      string            `json:"requestId"`
+	Reason         string            `json:"reason"`
+	Path           string            `json:"path"`
+	Writable       bool              `json:"writable"`
+	OutsideProject bool              `json:"outsideProject"`
+	RequestedPath  string            `json:"requestedPath,omitempty"`
+	Link           string            `json:"link,omitempty"`
+	LinkTarget     string            `json:"linkTarget,omitempty"`
+	Warnings       []TextWarning     `json:"warnings,omitempty"`
+	Display        map[string]string `json:"display,omitempty"`
+}
+
+// LLMRetryData: a transient network error is retried.
+type LLMRetryData struct {
+	TaskID    string `json:"taskId"`
+	Attempt   int    `json:"attempt"`
+	Max       int    `json:"max"`
+	Reason    string `json:"reason"`
+	WaitMS    int64  `json:"waitMs"`
+	Iteration int    `json:"iteration"`
+	ReqID     string `json:"reqId"`
+}
+
+// SessionNamedData: the session got a title.
+type SessionNamedData struct {
+	// TaskID is "" for a rename (session.rename).
+	TaskID string `json:"taskId"`
+	Name   string `json:"name"`
+	// Source is auto or user.
+	Source string `json:"source"`
+}

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kinds of queued turns.
+const (
+	TurnStart  = "start"
+	TurnRetry  = "retry"
+	TurnResume = "resume"
+)
+
+// QueuedTurn is a turn that turn.start (or retry, resume) acknowledged and
+// that has not started yet. It stays in the queue until the event that
+// starts it (or ends it unstarted) is stored with EventInput.Dequeue, so an
+// acknowledged turn survives any exit.
+type QueuedTurn struct {
+	TurnID string
+	Kind   string // start | retry | resume
+	// From is, for a resume, the turn whose unanswered calls continue.
+	From string
+	// Input is the host's description of the turn (text, attachment refs):
+	// a JSON value the store keeps as given.
+	Input     json.RawMessage
+	CreatedAt time.Time
+}
+
+func validTurnKind(k string) bool { return k == TurnStart || k == TurnRetry || k == TurnResume }
+
+// EnqueueTurn appends a turn to the session's queue and, when status is not
+// empty, sets the session's status, in one transaction. It returns the
+// number of turns queued before this one.
+func (s *Store) EnqueueTurn(ctx context.Context, sessionID string, qt QueuedTurn, status string) (int, error) {
+	if qt.TurnID == "" || !validTurnKind(qt.Kind) {
+		return 0, fmt.Errorf("enqueue turn: %w: turn %q of kind %q", ErrInvalid, qt.TurnID, qt.Kind)
+	}
+	if len(qt.Input) == 0 {
+		qt.Input = json.RawMessage("{}")
+	} else if !json.Valid(qt.Input) {
+		return 0, fmt.Errorf("enqueue turn: %w: input is not JSON", ErrInvalid)
+	}
+	if status != "" && !validStatus(status) {
+		return 0, fmt.Errorf("enqueue turn: %w: status %q", ErrInvalid, status)
+	}
+	var ahead int
+	err := s.write(ctx, func(t *wtx) error {
+		st, err := t.session(sessionID)
+		if err != nil {
+			return refuse(err)
+		}
+		if err := t.tx.QueryRowContext(t.ctx, "SELECT count(*) FROM turn_queue WHERE session_pk = ?", st.pk).Scan(&ahead); err != nil {
+			return err
+		}
+		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO turn_queue (session_pk, turn_id, kind, from_turn, input, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, st.pk, qt.TurnID, qt.Kind, qt.From, string(qt.Input), t.nowMS()); err != nil {
+			return err
+		}
+		return t.setStatus(st.pk, status)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("enqueue turn: %w", err)
+	}
+	return ahead, nil
+}
+
+// QueuedTurns returns a session's queued turns, oldest first.
+func (s *Store) QueuedTurns(ctx context.Context, sessionID string) ([]QueuedTurn, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("queued turns: %w", err)
+	}
+	rows, err := s.rdb.QueryContext(ctx,
+		"SELECT turn_id, kind, from_turn, input, created_at FROM turn_queue WHERE session_pk = ? ORDER BY pk", pk)
+	if err != nil {
+		return nil, fmt.Errorf("queued turns: %w", err)
+	}
+	defer rows.Close()
+	out := []QueuedTurn{}
+	for rows.Next() {
+		var qt QueuedTurn
+		var input []byte
+		var ms int64
+		if err := rows.Scan(&qt.TurnID, &qt.Kind, &qt.From, &input, &ms); err != nil {
+			return nil, fmt.Errorf("queued turns: %w", err)
+		}
+		qt.Input, qt.CreatedAt = json.RawMessage(input), fromMS(ms)
+		out = append(out, qt)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("queued turns: %w", err)
+	}
+	return out, nil
+}
+
+// DropQueuedTurns removes turns from a session's queue (all of them when
+// turnIDs is empty) and, when status is not empty, sets the session's
+// status, in one transaction. It returns the ids it removed, in order.
+func (s *Store) DropQueuedTurns(ctx context.Context, sessionID, status string, turnIDs ...string) ([]string, error) {
+	if status != "" && !validStatus(status) {
+		return nil, fmt.Errorf("drop queued turns: %w: status %q", ErrInvalid, status)
+	}
+	var dropped []string
+	err := s.write(ctx, func(t *wtx) error {
+		dropped = []string{}
+		st, err := t.session(sessionID)
+		if err != nil {
+			return refuse(err)
+		}
+		rows, err := t.tx.QueryContext(t.ctx, "SELECT turn_id FROM turn_queue WHERE session_pk = ? ORDER BY pk", st.pk)
+		if err != nil {
+			return err
+		}
+		want := map[string]bool{}
+		for _, id := range turnIDs {
+			want[id] = true
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			if len(want) == 0 || want[id] {
+				dropped = append(dropped, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range dropped {
+			if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, id); err != nil {
+				return err
+			}
+		}
+		return t.setStatus(st.pk, status)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("drop queued turns: %w", err)
+	}
+	return dropped, nil
+}
+
+// SetStatus sets a session's status (a transition no event carries, such
+// as an answer that lets a waiting turn run on). It is queued behind the
+// writes before it, so it never overtakes an event's status.
+func (s *Store) SetStatus(ctx context.Context, sessionID, status string) error {
+	if !validStatus(status) {
+		return fmt.Errorf("set status: %w: status %q", ErrInvalid, status)
+	}
+	err := s.write(ctx, func(t *wtx) error {
+		st, err := t.session(sessionID)
+		if err != nil {
+			return refuse(err)
+		}
+		return t.setStatus(st.pk, status)
+	})
+	if err != nil {
+		return fmt.Errorf("set status: %w", err)
+	}
+	return nil
+}
+
+// SessionsWithStatus returns the ids of the sessions in one of the given
+// statuses, oldest first.
+func (s *Store) SessionsWithStatus(ctx context.Context, statuses ...string) ([]string, error) {
+	ids := []string{}
+	for _, st := range statuses {
+		rows, err := s.rdb.QueryContext(ctx, "SELECT id FROM sessions WHERE status = ? ORDER BY pk", st)
+		if err != nil {
+			return nil, fmt.Errorf("sessions with status: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("sessions with status: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("sessions with status: %w", err)
+		}
+	}
+	return ids, nil
+}
+
+// SessionsWithQueuedTurns returns the ids of the sessions whose queue is not
+// empty, in the order their oldest queued turn was acknowledged.
+func (s *Store) SessionsWithQueuedTurns(ctx context.Context) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT s.id FROM sessions s JOIN turn_queue q ON q.session_pk = s.pk
+		GROUP BY s.pk ORDER BY min(q.pk)`)
+	if err != nil {
+		return nil, fmt.Errorf("sessions with queued turns: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sessions with queued turns: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// LastEventOfType returns a session's last event of type typ (ok false
+// when it has none).
+func (s *Store) LastEventOfType(ctx context.Context, sessionID, typ string) (Event, bool, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("last event: %w", err)
+	}
+	e := Event{SessionID: sessionID, Type: typ}
+	var data []byte
+	var ms int64
+	err = s.rdb.QueryRowContext(ctx, `SELECT seq, turn_id, data, time FROM events WHERE session_pk = ? AND type = ?
+		ORDER BY seq DESC LIMIT 1`, pk, typ).Scan(&e.Seq, &e.TurnID, &data, &ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("last event: %w", err)
+	}
+	e.Data, e.Time = json.RawMessage(data), time.UnixMilli(ms).UTC()
+	return e, true, nil
+}
+
+// setStatus sets a session's status in the transaction ("" leaves it).
+func (t *wtx) setStatus(pk int64, status string) error {
+	if status == "" {
+		return nil
+	}
+	if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET status = ? WHERE pk = ?", status, pk); err != nil {
+		return fmt.Errorf("set status: %w", err)
+	}
+	return nil
+}

@@ -222,7 +222,7 @@ func (t *wtx) appendEvents(sessionID string, evs []preparedEvent) ([]Event, erro
 	for i := range evs {
 		e := &evs[i]
 		seq := st.lastSeq + 1
-		if _, err := t.ins.ExecContext(t.ctx, st.pk, seq, e.TurnID, e.Type, string(e.Data), e.timeMS); err != nil {
+		if _, err := t.w.st.insEvent.ExecContext(t.ctx, st.pk, seq, e.TurnID, e.Type, string(e.Data), e.timeMS); err != nil {
 			return nil, fmt.Errorf("insert event %d: %w", seq, err)
 		}
 		st.lastSeq = seq

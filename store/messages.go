@@ -50,9 +50,7 @@ func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
 		if i < len(old) && old[i] == h {
 			continue
 		}
-		if _, err := t.tx.ExecContext(t.ctx,
-			"INSERT OR REPLACE INTO messages (session_pk, idx, data) VALUES (?, ?, ?)",
-			st.pk, i, string(b)); err != nil {
+		if _, err := t.w.st.putMessage.ExecContext(t.ctx, st.pk, i, string(b)); err != nil {
 			return fmt.Errorf("checkpoint message %d: %w", i, err)
 		}
 	}

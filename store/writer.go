@@ -29,11 +29,11 @@ type op struct {
 	err error
 }
 
-// writer owns the write connection. Only its goroutine touches conn, stmt
+// writer owns the write connection. Only its goroutine touches conn, st
 // and cache.
 type writer struct {
 	conn  *sql.Conn
-	ins   *sql.Stmt // INSERT INTO events, prepared on conn
+	st    writerStmts // prepared on conn
 	ops   chan *op
 	max   int
 	log   *slog.Logger
@@ -57,14 +57,13 @@ type sessState struct {
 const maxCachedSessions = 4096
 
 func startWriter(conn *sql.Conn, opts Options) (*writer, error) {
-	ins, err := conn.PrepareContext(context.Background(),
-		"INSERT INTO events (session_pk, seq, turn_id, type, data, time) VALUES (?, ?, ?, ?, ?, ?)")
+	st, err := prepareWriterStmts(context.Background(), conn)
 	if err != nil {
-		return nil, fmt.Errorf("prepare insert: %w", err)
+		return nil, err
 	}
 	w := &writer{
 		conn:  conn,
-		ins:   ins,
+		st:    st,
 		ops:   make(chan *op, opts.QueueSize),
 		max:   opts.MaxBatch,
 		log:   opts.Logger,
@@ -80,7 +79,7 @@ func startWriter(conn *sql.Conn, opts Options) (*writer, error) {
 func (w *writer) stop() error {
 	close(w.ops)
 	w.wg.Wait()
-	return errors.Join(w.ins.Close(), w.conn.Close())
+	return errors.Join(w.st.close(), w.conn.Close())
 }
 
 func (w *writer) run() {
@@ -166,26 +165,29 @@ func (w *writer) try(ctx context.Context, ops []*op) (err error) {
 	for _, o := range ops {
 		o.res, o.err = nil, nil
 	}
-	t.tx, err = w.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if _, err = w.st.begin.ExecContext(ctx); err != nil {
+		// A transaction a failed ROLLBACK left open: end it, begin again.
+		_, _ = w.st.rollback.ExecContext(ctx)
+		if _, err = w.st.begin.ExecContext(ctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
 	}
-	t.ins = t.tx.StmtContext(ctx, w.ins)
+	t.tx = w.conn
+	rollback := func() { _, _ = w.st.rollback.ExecContext(ctx) }
 	for _, o := range ops {
 		if e := t.apply(o); e != nil {
 			o.err = e
-			t.tx.Rollback()
+			rollback()
 			return e
 		}
 	}
 	if err = t.flushSessions(); err != nil {
-		t.tx.Rollback()
+		rollback()
 		return err
 	}
-	if err = t.tx.Commit(); err != nil {
-		// A failed COMMIT (SQLITE_BUSY) can leave SQLite's transaction open
-		// while database/sql considers it done: end it on the connection.
-		_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+	if _, err = w.st.commit.ExecContext(ctx); err != nil {
+		// A failed COMMIT (SQLITE_BUSY) leaves the transaction open.
+		rollback()
 		return fmt.Errorf("commit: %w", err)
 	}
 	t.committed()
@@ -197,8 +199,7 @@ func (w *writer) try(ctx context.Context, ops []*op) (err error) {
 type wtx struct {
 	ctx     context.Context
 	w       *writer
-	tx      *sql.Tx
-	ins     *sql.Stmt
+	tx      *sql.Conn             // the writer's connection, inside BEGIN IMMEDIATE … COMMIT
 	touched map[string]*sessState // nil value: deleted in this transaction
 	after   []func()
 	now     time.Time
@@ -290,8 +291,7 @@ func (t *wtx) flushSessions() error {
 		if st == nil || !st.dirty {
 			continue
 		}
-		if _, err := t.tx.ExecContext(t.ctx,
-			"UPDATE sessions SET last_seq = ?, checkpoint_seq = ?, updated_at = ? WHERE pk = ?",
+		if _, err := t.w.st.updSession.ExecContext(t.ctx,
 			st.lastSeq, st.checkpointSeq, t.nowMS(), st.pk); err != nil {
 			return fmt.Errorf("session %q: %w", id, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -196,9 +197,10 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 		b.prov.CloseIdleConnections()
 	}
 	// The reliability settings (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS,
-	// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_*) come from the environment;
-	// the profile sets the endpoint, mode, headers and proxy.
-	o := openai.FromEnv()
+	// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_*) come from the environment,
+	// each overridden by the profile's retry member when set; the profile
+	// sets the endpoint, mode, headers and proxy.
+	o := withRetry(openai.FromEnv(), prof.Retry)
 	o.APIKey = p.keyFunc(prof.Name)
 	o.BaseURL = prof.BaseURL
 	o.APIMode = prof.APIMode
@@ -212,9 +214,31 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 	return prov
 }
 
+// withRetry applies a profile's retry overrides to o.
+func withRetry(o openai.Options, r store.RetrySettings) openai.Options {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	if r.MaxRetries != nil {
+		o.MaxRetries = *r.MaxRetries
+	}
+	if r.TimeoutMS != nil {
+		o.Timeout = ms(*r.TimeoutMS)
+	}
+	if r.StreamIdleMS != nil {
+		o.StreamIdle = ms(*r.StreamIdleMS) // 0: the default
+	}
+	if r.NetworkRetryMax != nil {
+		o.NetworkRetryMax = *r.NetworkRetryMax
+	}
+	if r.NetworkRetryBaseMS != nil {
+		o.NetworkRetryBase = ms(*r.NetworkRetryBaseMS) // 0: the default
+	}
+	return o
+}
+
 // sameProfile reports whether two profiles build the same provider.
 func sameProfile(a, b store.ProviderProfile) bool {
-	return a.BaseURL == b.BaseURL && a.APIMode == b.APIMode && a.Proxy == b.Proxy && maps.Equal(a.Headers, b.Headers)
+	return a.BaseURL == b.BaseURL && a.APIMode == b.APIMode && a.Proxy == b.Proxy && maps.Equal(a.Headers, b.Headers) &&
+		reflect.DeepEqual(a.Retry, b.Retry)
 }
 
 func firstNonEmpty(ss ...string) string {

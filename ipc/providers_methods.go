@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +48,10 @@ type ProviderInfo struct {
 	Proxy         string            `json:"proxy"`
 	ContextWindow int               `json:"contextWindow"`
 	KeyConfigured bool              `json:"keyConfigured"`
-	KeySource     string            `json:"keySource"` // keychain | env | ""
+	KeySource     string            `json:"keySource"` // keychain | stdin | env | ""
+	// Retry is the profile's retry and timeout overrides; absent members
+	// follow the environment (OPENAI_MAX_RETRIES, …).
+	Retry store.RetrySettings `json:"retry"`
 	// Implicit is set for the default profile while none is stored: the
 	// environment configures it.
 	Implicit bool `json:"implicit"`
@@ -88,7 +93,7 @@ func (s *Server) providerInfo(p store.ProviderProfile, stored bool) ProviderInfo
 	}
 	return ProviderInfo{
 		Name: p.Name, BaseURL: p.BaseURL, APIMode: p.APIMode, DefaultModel: p.DefaultModel,
-		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow,
+		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow, Retry: p.Retry,
 		KeyConfigured: st.Configured, KeySource: st.Source, Implicit: !stored,
 	}
 }
@@ -127,6 +132,27 @@ type ProvidersSetParams struct {
 	Headers       *map[string]string `json:"headers,omitempty"`
 	Proxy         *string            `json:"proxy,omitempty"`
 	ContextWindow *int               `json:"contextWindow,omitempty"`
+	// Retry replaces the profile's retry overrides as a whole ({} clears
+	// them); decoded strictly by decodeRetry.
+	Retry json.RawMessage `json:"retry,omitempty"`
+}
+
+// decodeRetry decodes providers.set's retry object strictly (no unknown
+// member, integers only) and checks its ranges.
+func decodeRetry(raw json.RawMessage) (store.RetrySettings, error) {
+	var r store.RetrySettings
+	if raw := bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		return r, invalidField("retry", "must be an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, invalidField("retry", "members are maxRetries, timeoutMs, streamIdleMs, networkRetryMax, networkRetryBaseMs (non-negative integers): "+err.Error())
+	}
+	if err := r.Check(); err != nil {
+		return r, fmt.Errorf("%w: %s", ErrInvalidParams, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
+	}
+	return r, nil
 }
 
 func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -180,6 +206,13 @@ func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage)
 			return nil, invalidField("contextWindow", "must not be negative")
 		}
 		cur.ContextWindow = *p.ContextWindow
+	}
+	if p.Retry != nil {
+		r, err := decodeRetry(p.Retry)
+		if err != nil {
+			return nil, err
+		}
+		cur.Retry = r
 	}
 	if err := s.opts.Store.PutProviderProfile(ctx, cur); err != nil {
 		return nil, err

@@ -117,6 +117,11 @@ ALTER TABLE grants ADD COLUMN grant_times TEXT NOT NULL DEFAULT '{}';
 UPDATE sessions SET settings = json_remove(settings, '$.vcs')
 	WHERE json_valid(settings) AND json_extract(settings, '$.vcs') = 'auto';
 `,
+	// 4: a provider profile's retry and timeout overrides (JSON object;
+	// absent members follow the environment).
+	`
+ALTER TABLE provider_profiles ADD COLUMN retry TEXT NOT NULL DEFAULT '{}';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

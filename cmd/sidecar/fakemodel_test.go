@@ -6,10 +6,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
+
+// noBus points the keychain at no session bus (a headless machine).
+const noBus = "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/zqagent-bus"
 
 // fakeModel is an OpenAI-compatible endpoint (Chat Completions) that plays
 // a plan: each streamed request takes the next step (the last one repeats).
@@ -107,4 +114,26 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		chunk(`{}`, `"stop"`)
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}
+}
+
+func startTurn(t *testing.T, e *env, text string) {
+	t.Helper()
+	_, err := e.c.StartTurn(tctx(t), e.sid, text)
+	require.NoError(t, err)
+}
+
+// setupEnv is setup with a whole environment (added to os.Environ).
+func setupEnv(t *testing.T, envv []string, sessionExtra map[string]any) *env {
+	t.Helper()
+	e := &env{dataDir: filepath.Join(t.TempDir(), "data"), projDir: filepath.Join(t.TempDir(), "proj")}
+	require.NoError(t, os.MkdirAll(e.projDir, 0o755))
+	e.p = spawn(t, e.dataDir, envv...)
+	e.c = e.p.connect(t)
+	pid, err := e.c.OpenProject(tctx(t), e.projDir)
+	require.NoError(t, err)
+	e.sid, err = e.c.CreateSession(tctx(t), pid, sessionExtra)
+	require.NoError(t, err)
+	_, err = e.c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	return e
 }

@@ -15,7 +15,8 @@
 // Delete changes it (a change made outside this process, in Keychain Access
 // or Seahorse, is seen after a restart). Every keychain call is bounded by
 // LookupTimeout: a keychain that does not answer (one waiting on an unlock
-// prompt nobody answers) is ErrNoAnswer, never a hang.
+// prompt nobody answers) is ErrNoAnswer, never a hang, and while one of its
+// calls is overdue every other call fails at once without asking it.
 //
 // Concurrency: a Keyring is safe for concurrent use. Each keychain call
 // runs on a goroutine of its own, so that callers can give up; callers of
@@ -80,7 +81,10 @@ type Keyring struct {
 	service string
 	timeout time.Duration  // LookupTimeout (tests shorten it)
 	wg      sync.WaitGroup // keychain calls, each on its own goroutine
-	calls   atomic.Int32   // keychain calls not yet returned
+
+	nextCall  atomic.Uint64
+	startedMu sync.Mutex           // guards started; taken after mu when both are held
+	started   map[uint64]time.Time // keychain calls not yet returned, by when they started
 
 	mu    sync.Mutex         // guards given, env, cache
 	given map[string]string  // provider → key passed on stdin at start
@@ -94,7 +98,7 @@ func New(service string) *Keyring {
 	if strings.TrimSpace(service) == "" {
 		service = DefaultService
 	}
-	return &Keyring{service: service, timeout: LookupTimeout, cache: map[string]*lookup{}}
+	return &Keyring{service: service, timeout: LookupTimeout, cache: map[string]*lookup{}, started: map[uint64]time.Time{}}
 }
 
 // SetStartKeys hands the Keyring the keys the process got at start, which

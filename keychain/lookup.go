@@ -36,6 +36,13 @@ func (k *Keyring) lookup(provider string) *lookup {
 	if l := k.cache[provider]; l != nil {
 		return l
 	}
+	if k.silentLocked() {
+		// Another call has been waiting past its deadline: the keychain is
+		// not answering anyone, so this lookup fails at once (uncached).
+		l := &lookup{done: make(chan struct{}), err: k.noAnswer(provider)}
+		close(l.done)
+		return l
+	}
 	l := &lookup{done: make(chan struct{}), deadline: time.Now().Add(k.timeout)}
 	k.cache[provider] = l
 	k.run(func() {
@@ -78,7 +85,13 @@ func (k *Keyring) change(ctx context.Context, provider string, fn func() error) 
 	if why := checkBus(); why != "" {
 		return unavailable(provider, why)
 	}
-	k.forget(provider)
+	k.mu.Lock()
+	delete(k.cache, provider)
+	silent := k.silentLocked()
+	k.mu.Unlock()
+	if silent {
+		return k.noAnswer(provider)
+	}
 	res := make(chan error, 1)
 	k.run(func() {
 		err := fn()
@@ -116,13 +129,41 @@ func (k *Keyring) read(provider string) (string, error) {
 	return key, nil
 }
 
-// run starts a keychain call on its own goroutine, tracked for Close.
+// run starts a keychain call on its own goroutine, tracked for Close and
+// silentLocked. k.mu may be held.
 func (k *Keyring) run(fn func()) {
-	k.calls.Add(1)
+	id := k.nextCall.Add(1)
+	k.startedMu.Lock()
+	k.started[id] = time.Now()
+	k.startedMu.Unlock()
 	k.wg.Go(func() {
-		defer k.calls.Add(-1)
+		defer func() {
+			k.startedMu.Lock()
+			delete(k.started, id)
+			k.startedMu.Unlock()
+		}()
 		fn()
 	})
+}
+
+// pending is how many keychain calls have not returned.
+func (k *Keyring) pending() int {
+	k.startedMu.Lock()
+	defer k.startedMu.Unlock()
+	return len(k.started)
+}
+
+// silentLocked reports whether a keychain call has been waiting longer
+// than the timeout: the keychain is not answering.
+func (k *Keyring) silentLocked() bool {
+	k.startedMu.Lock()
+	defer k.startedMu.Unlock()
+	for _, at := range k.started {
+		if time.Since(at) >= k.timeout {
+			return true
+		}
+	}
+	return false
 }
 
 func (k *Keyring) noAnswer(provider string) error {
@@ -135,7 +176,7 @@ func (k *Keyring) noAnswer(provider string) error {
 // still have not returned are abandoned, and Close says how many; it never
 // waits for a keychain that does not answer.
 func (k *Keyring) Close() error {
-	if k.calls.Load() == 0 {
+	if k.pending() == 0 {
 		k.wg.Wait()
 		return nil
 	}
@@ -157,6 +198,6 @@ func (k *Keyring) Close() error {
 	case <-done:
 		return nil
 	case <-t.C:
-		return fmt.Errorf("%w: %d keychain calls abandoned at close", ErrNoAnswer, k.calls.Load())
+		return fmt.Errorf("%w: %d keychain calls abandoned at close", ErrNoAnswer, k.pending())
 	}
 }

@@ -106,6 +106,7 @@ func TestChatCommandsApprovalsAndArguments(t *testing.T) {
 	require.Contains(t, write, "[a] always allow write_file in this session")
 	require.NotContains(t, write, "[c]")
 	require.Equal(t, 2, strings.Count(write, "your choice:"), "c is no choice for a write: asked again")
+	require.Contains(t, write, "(type one of: y, a or n)")
 	require.Contains(t, shell, `command: echo "a & b"`)
 	require.Contains(t, shell, "[c] always allow echo commands in this session")
 	require.Contains(t, shell, "✗ denied run_shell")

@@ -342,6 +342,7 @@ func (ch *chat) followTurn(ctx context.Context) error {
 					outcome = o
 					break
 				}
+				fmt.Fprintf(ch.out, "  (type one of: %s)\n", choiceKeys(cs))
 			}
 			respond(map[string]string{"outcome": outcome})
 		case "ask_user_question":

@@ -161,6 +161,15 @@ func choicePrompt(cs []choice) string {
 	return b.String()
 }
 
+// choiceKeys lists what the user may type: "y, c, a or n".
+func choiceKeys(cs []choice) string {
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = c.key
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " or " + keys[len(keys)-1]
+}
+
 // pickChoice maps an answer to an outcome; ok is false for an answer that
 // is none of the choices.
 func pickChoice(cs []choice, answer string) (outcome string, ok bool) {

@@ -12,15 +12,18 @@
 // one that is disabled or not available (tools.Spec.Enabled), is refused with
 // an error result and never reaches the permission engine or a handler.
 //
-// Language: Options.Lang (DefaultOptions.Lang) selects the default system
+// Language: Options.Lang (agent.DefaultOptions.Lang) selects the default system
 // prompt, the session-naming prompt, the compaction summary prompt and the
 // max-iterations notice from the embedded prompt sets (prompts.go,
 // MatchLang); an explicit Instructions wins over the default prompt.
 //
 // The package is embeddable as a plain library: it imports neither ipc nor
-// store. Hosts persist through Hooks and answer approvals and questions
-// through the per-engine Approver and Interactor. Options' context-window
-// settings configure the default compactor (NewCompactor); NewDefault adds
-// the builtin tools and, with DefaultOptions.VCS, per-turn git snapshots
-// (vcs, through NewVCSHook).
+// store, nor a concrete provider or the builtin tools (deps_test.go). Hosts
+// persist through Hooks and answer approvals and questions through the
+// per-engine Approver and Interactor. Options' context-window settings
+// configure the default compactor (NewCompactor). The default wiring (the
+// manual's createDefaultEngine) is package agent's: agent.NewDefault adds
+// the OpenAI-compatible provider, the builtin tools and, with
+// agent.DefaultOptions.VCS, per-turn git snapshots (vcs, through
+// NewVCSHook).
 package engine

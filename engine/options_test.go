@@ -3,17 +3,13 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
-	"github.com/zqagent/sidecar/vcs"
 )
 
 // engine.New honours the context-window options (seed TurnEngineOpts):
@@ -59,37 +55,4 @@ func TestApproverIsReadable(t *testing.T) {
 	out, err := a(context.Background(), permission.Request{})
 	require.NoError(t, err)
 	require.Equal(t, permission.OutcomeDeny, out)
-}
-
-// DefaultOptions.VCS is the seed's vcs option: off by default, and when on,
-// every turn that changed the workspace is a snapshot.
-func TestDefaultOptionsVCS(t *testing.T) {
-	e, wired, err := engine.NewDefaultWired(engine.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
-	require.NoError(t, err)
-	require.Nil(t, wired.VCS, "off by default")
-	require.NoError(t, e.Close())
-
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	p := scripted.New(
-		scripted.Response{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"path":"a.txt","content":"a\n"}`)}},
-		scripted.Response{Text: "wrote"})
-	e, wired, err = engine.NewDefaultWired(engine.DefaultOptions{
-		Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto,
-		VCS: engine.VCSOptions{Config: vcs.Config{Mode: vcs.ModeShadow, ShadowRoot: t.TempDir()}, SessionID: "lib"},
-	})
-	require.NoError(t, err)
-	defer e.Close()
-	require.NotNil(t, wired.VCS)
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "write"}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	_, err = os.Stat(filepath.Join(ws, "a.txt"))
-	require.NoError(t, err)
-	turns, err := wired.VCS.ListTurns(context.Background())
-	require.NoError(t, err)
-	require.Len(t, turns, 1)
-	require.Equal(t, "a.txt", turns[0].Files[0].Path)
-
-	_, err = engine.NewDefault(engine.DefaultOptions{Workspace: ws, Model: "m", Provider: scripted.New(), VCS: engine.VCSOptions{Config: vcs.Config{Mode: "sometimes"}}})
-	require.ErrorIs(t, err, vcs.ErrInvalidMode)
 }

@@ -38,8 +38,8 @@ type vcsHook struct {
 var _ Hook = (*vcsHook)(nil)
 
 // NewVCSHook returns the hook that snapshots each turn of s. Compose it with
-// the caller's own hook (CompositeHook); NewDefault does so for
-// DefaultOptions.VCS.
+// the caller's own hook (CompositeHook); agent.NewDefault does so for
+// agent.DefaultOptions.VCS.
 func NewVCSHook(s *vcs.SessionVCS) Hook {
 	return &vcsHook{s: s, log: slog.Default().With("component", "vcs")}
 }

@@ -238,21 +238,12 @@ func (s *Server) storedAgentInfo(ctx context.Context, name string) (AgentInfo, e
 // rebuild its engine before its next turn: idle engines are released now,
 // busy ones are marked.
 func (s *Server) reloadEngines(projectID string) {
-	s.mu.Lock()
-	hosts := make([]*sessionHost, 0, len(s.sessions))
-	for _, h := range s.sessions {
-		if projectID == "" || h.projectID == projectID {
-			hosts = append(hosts, h)
+	for _, h := range s.hosts.All() {
+		if projectID != "" && h.ProjectID() != projectID {
+			continue
 		}
-	}
-	s.mu.Unlock()
-	for _, h := range hosts {
-		if !h.unloadIfIdle() {
-			h.mu.Lock()
-			if h.eng != nil {
-				h.reload = true
-			}
-			h.mu.Unlock()
+		if !h.UnloadIfIdle() {
+			h.MarkReload()
 		}
 	}
 }

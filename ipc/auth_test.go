@@ -88,14 +88,6 @@ func TestDialStatusesAndSubprotocolEcho(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestTokenEqual(t *testing.T) {
-	require.True(t, tokenEqual("abc", "abc"))
-	require.False(t, tokenEqual("abd", "abc"))
-	require.False(t, tokenEqual("ab", "abc"))
-	require.False(t, tokenEqual("abcd", "abc"))
-	require.False(t, tokenEqual("", ""))
-}
-
 func TestServeRefusesNonLoopback(t *testing.T) {
 	ts := startServer(t)
 	ln, err := netListen("tcp", "0.0.0.0:0")

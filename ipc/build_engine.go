@@ -1,8 +1,10 @@
 package ipc
 
 import (
+	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/sandbox"
@@ -35,8 +37,8 @@ type engineSpec struct {
 // builtin tool, permissions with the OS sandbox, the default prompt). A
 // call that needs the user is never decided by a default: the session's
 // bridge is set as approver right after.
-func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
-	opts := engine.DefaultOptions{
+func buildEngine(sp engineSpec, s *Server, h *host.Session) (*engine.Engine, error) {
+	opts := agent.DefaultOptions{
 		Workspace:       sp.Workspace,
 		Model:           sp.Model,
 		Provider:        sp.Provider,
@@ -54,16 +56,16 @@ func buildEngine(sp engineSpec, h *sessionHost) (*engine.Engine, error) {
 		ContextWindow:   sp.ContextWindow,
 		DefaultApproval: permission.DefaultDeny,
 		// Forwards explore's tool calls to the UI (parentReqId).
-		SubagentHookFactory: h.subagentHook,
+		SubagentHookFactory: h.SubagentHook,
 		Watcher:             sp.Watcher,
 		// web_search asks the backend the app configured (search.set).
-		Web: web.Options{Search: searchBackend{h.s}},
+		Web: web.Options{Search: searchBackend{s}},
 	}
 	if len(sp.Hooks) > 0 {
 		opts.Hook = engine.CompositeHook(sp.Hooks)
 	}
-	if h.s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
-		opts.Terminals = h.s.opts.Terminals
+	if s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
+		opts.Terminals = s.opts.Terminals
 	}
-	return engine.NewDefault(opts)
+	return agent.NewDefault(opts)
 }

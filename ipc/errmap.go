@@ -3,6 +3,8 @@ package ipc
 import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/mcp"
@@ -13,14 +15,19 @@ import (
 	"github.com/zqagent/sidecar/vcs"
 )
 
+// hostedErrors maps the sentinels of the packages the server hosts to wire
+// codes (the wire's own are in wsrpc's errors.go).
 type errCode struct {
 	err  error
 	code int
 }
 
-// hostedErrors maps the sentinels of the packages the server hosts to wire
-// codes (this package's own are in sentinelCodes).
 var hostedErrors = []errCode{
+	// the session host (ipc/host)
+	{host.ErrInvalid, CodeInvalidParams},
+	{host.ErrConflict, CodeConflict},
+	{host.ErrClosed, CodeInternal},
+	{host.ErrInvalidRequest, CodeInvalidRequest},
 	{store.ErrNotFound, CodeNotFound},
 	{store.ErrAlreadyAnswered, CodeConflict},
 	{store.ErrInvalid, CodeInvalidParams},
@@ -61,4 +68,15 @@ var hostedErrors = []errCode{
 	{terminal.ErrUnsupported, CodeConfig},
 }
 
-func hostedErrorCodes() []errCode { return hostedErrors }
+// hostedErrorCodes is hostedErrors in the transport's shape.
+var hostedErrorCodes = func() []wsrpc.ErrCode {
+	out := make([]wsrpc.ErrCode, len(hostedErrors))
+	for i, e := range hostedErrors {
+		out[i] = wsrpc.ErrCode{Err: e.err, Code: e.code}
+	}
+	return out
+}()
+
+// wireError turns any handler error into the JSON-RPC error sent back (the
+// one place: wsrpc.WireErrorOf with the hosted sentinels).
+func wireError(err error) *WireError { return wsrpc.WireErrorOf(err, hostedErrorCodes) }

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/ipc/host"
 )
 
 // grantRoutes serves the session's always_tool and always_command grants.
@@ -54,25 +53,6 @@ type RevokeGrantResult struct {
 	Revoked bool `json:"revoked"`
 }
 
-// sessionGrantsOf reads the stored grants in the permission engine's shape.
-func sessionGrantsOf(g store.Grants) []permission.SessionGrant {
-	out := make([]permission.SessionGrant, 0, len(g.SessionTools)+len(g.SessionCommands))
-	for _, t := range g.SessionTools {
-		out = append(out, permission.SessionGrant{Kind: permission.GrantTool, Name: t, GrantedAt: g.GrantTimes.Tools[t]})
-	}
-	for _, c := range g.SessionCommands {
-		out = append(out, permission.SessionGrant{Kind: permission.GrantCommand, Name: c, GrantedAt: g.GrantTimes.Commands[c]})
-	}
-	return out
-}
-
-// loaded returns the host's engine, nil when none is loaded.
-func (h *sessionHost) loaded() *engine.Engine {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.eng
-}
-
 func grantInfos(gs []permission.SessionGrant) []GrantInfo {
 	out := make([]GrantInfo, 0, len(gs))
 	for _, g := range gs {
@@ -95,16 +75,16 @@ func (s *Server) sessionGrants(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	h.loadMu.Lock()
-	defer h.loadMu.Unlock()
-	if eng := h.loaded(); eng != nil {
+	h.LockLoad()
+	defer h.UnlockLoad()
+	if eng := h.Loaded(); eng != nil {
 		return GrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
 	}
 	g, err := s.opts.Store.Grants(ctx, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	return GrantsResult{Grants: grantInfos(sessionGrantsOf(g))}, nil
+	return GrantsResult{Grants: grantInfos(host.SessionGrantsOf(g))}, nil
 }
 
 func (s *Server) sessionRevokeGrant(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -120,14 +100,14 @@ func (s *Server) sessionRevokeGrant(ctx context.Context, _ *conn, raw json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	h.loadMu.Lock()
-	defer h.loadMu.Unlock()
+	h.LockLoad()
+	defer h.UnlockLoad()
 	notHeld := fmt.Errorf("%w: session %q holds no %s grant %q", ErrNotFound, p.SessionID, p.Kind, p.Name)
-	if eng := h.loaded(); eng != nil {
+	if eng := h.Loaded(); eng != nil {
 		if !eng.Permissions().RevokeGrant(kind, p.Name) {
 			return nil, notHeld
 		}
-		if err := h.saveGrants(ctx, eng); err != nil {
+		if err := h.SaveGrants(ctx, eng); err != nil {
 			return nil, err
 		}
 		return RevokeGrantResult{Revoked: true}, nil

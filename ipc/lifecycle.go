@@ -71,8 +71,8 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 		s.setShellLocale(p.Locale)
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
-	c.initialized.Store(true)
-	c.log.Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version)
+	c.MarkInitialized()
+	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version)
 	types := make([]string, len(engine.AllEventTypes))
 	for i, t := range engine.AllEventTypes {
 		types[i] = string(t)
@@ -99,7 +99,7 @@ func (s *Server) shutdown(_ context.Context, _ *conn, raw json.RawMessage) (any,
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	return followUp{result: struct {
+	return followUp(struct {
 		OK bool `json:"ok"`
-	}{true}, after: s.requestShutdown}, nil
+	}{true}, s.requestShutdown), nil
 }

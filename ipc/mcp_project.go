@@ -218,16 +218,15 @@ func attachEngine(pm *projectMCP, eng *engine.Engine) {
 // attachLoaded attaches the engines of the project already loaded (a
 // project reopened while one of its turns still ran).
 func (s *Server) attachLoaded(pm *projectMCP) {
-	s.mu.Lock()
 	var engs []*engine.Engine
-	for _, h := range s.sessions {
-		h.mu.Lock()
-		if h.projectID == pm.id && h.eng != nil {
-			engs = append(engs, h.eng)
+	for _, h := range s.hosts.All() {
+		if h.ProjectID() != pm.id {
+			continue
 		}
-		h.mu.Unlock()
+		if eng := h.Loaded(); eng != nil {
+			engs = append(engs, eng)
+		}
 	}
-	s.mu.Unlock()
 	for _, eng := range engs {
 		attachEngine(pm, eng)
 	}
@@ -238,13 +237,13 @@ func (s *Server) broadcast(method string, params any) {
 	s.mu.Lock()
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
-		if c.initialized.Load() {
+		if c.Initialized() {
 			conns = append(conns, c)
 		}
 	}
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.notifyNoWait(method, params) // a broadcast never waits on a slow connection
+		c.NotifyNoWait(method, params) // a broadcast never waits on a slow connection
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessag
 	if _, err := st.AnswerRequest(ctx, p.SessionID, p.RequestID, p.Response, ""); err != nil {
 		return nil, err
 	}
-	if h.deliver(p.RequestID, req.ToolCallID, p.Response) {
+	if h.Deliver(p.RequestID, req.ToolCallID, p.Response) {
 		return RespondResult{Answered: true}, nil
 	}
 	// No turn of this process waits: the request was opened before a
@@ -69,17 +70,17 @@ func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessag
 
 // resumeIfAnswered resumes the turn of req when no request of the session
 // is pending any more and no turn runs.
-func (s *Server) resumeIfAnswered(ctx context.Context, h *sessionHost, req store.PendingRequest) (bool, error) {
-	h.resumeMu.Lock() // two last answers at once resume once
-	defer h.resumeMu.Unlock()
-	pend, err := s.opts.Store.PendingRequests(ctx, h.id)
+func (s *Server) resumeIfAnswered(ctx context.Context, h *host.Session, req store.PendingRequest) (bool, error) {
+	h.LockResume() // two last answers at once resume once
+	defer h.UnlockResume()
+	pend, err := s.opts.Store.PendingRequests(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}
-	if len(pend) > 0 || h.running() {
+	if len(pend) > 0 || h.Running() {
 		return false, nil
 	}
-	if _, err := h.enqueue(turnJob{kind: jobResume, id: req.TurnID, from: req.TurnID}); err != nil {
+	if _, err := h.Enqueue(host.Job{Kind: host.JobResume, ID: req.TurnID, From: req.TurnID}); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -67,3 +67,21 @@ func FuzzValidateResponse(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeParams(f *testing.F) {
+	f.Add([]byte(`{"sessionId":"s","response":{"outcome":"once"},"requestId":"r"}`))
+	f.Add([]byte(`{"sessionId":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p RespondParams
+		err := decodeParams(data, &p)
+		if err == nil && (p.SessionID == "" || p.RequestID == "" || len(p.Response) == 0) {
+			t.Fatal("required field accepted empty")
+		}
+		if err != nil && wireError(err).Code != CodeInvalidParams {
+			t.Fatalf("code %d for %v", wireError(err).Code, err)
+		}
+		if err == nil {
+			_ = validateResponse(store.PendingRequest{Kind: store.KindApproval}, p.Response)
+		}
+	})
+}

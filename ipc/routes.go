@@ -6,12 +6,21 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 )
 
 // handler serves one method. ctx ends when the connection ends; params is
 // the raw params member (nil when absent). A handler decodes params with
 // decodeParams and returns errors wrapping the package's sentinels.
 type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
+
+// transport adapts a handler to the transport's method table.
+func (h handler) transport() wsrpc.Handler {
+	return func(ctx context.Context, wc *wsrpc.Conn, params json.RawMessage) (any, error) {
+		return h(ctx, connOf(wc), params)
+	}
+}
 
 // routeGroups lists the method tables; each file that serves methods
 // contributes one function here. Adding a group is one line.
@@ -33,19 +42,20 @@ func (s *Server) routeGroups() []map[string]handler {
 	}
 }
 
-// routeTable merges the groups; a method defined twice is an error.
-func (s *Server) routeTable() (map[string]handler, error) {
-	t := map[string]handler{}
+// routeTable merges the groups into the transport's method table; a method
+// defined twice is an error.
+func (s *Server) routeTable() (map[string]wsrpc.Handler, error) {
+	t := map[string]wsrpc.Handler{}
 	for _, g := range s.routeGroups() {
 		for m, h := range g {
 			if _, dup := t[m]; dup {
 				return nil, fmt.Errorf("route table: method %q defined twice", m)
 			}
-			t[m] = h
+			t[m] = h.transport()
 		}
 	}
 	return t, nil
 }
 
 // Methods lists the routed method names, sorted.
-func (s *Server) Methods() []string { return slices.Sorted(maps.Keys(s.routes)) }
+func (s *Server) Methods() []string { return slices.Sorted(maps.Keys(s.rpc.Methods)) }

@@ -4,25 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
-
-// MaxFrame is the largest frame a client may send: 4 attachments of 10 MB in
-// base64 plus text. A larger frame closes the connection with 1009.
-const MaxFrame = 56 << 20
 
 // ProtocolVersion is the wire protocol version of the ready line and of
 // initialize.
@@ -33,7 +29,6 @@ const (
 	DefaultSendQueueBytes   = 16 << 20
 	DefaultSubscriberBuffer = 16384
 	DefaultWriteTimeout     = 10 * time.Second
-	maxInFlight             = 64 // concurrent requests per connection
 )
 
 // Options configure a Server.
@@ -46,8 +41,14 @@ type Options struct {
 	// in the data dir's endpoint file for the other front door of the same
 	// data dir (sidecar acp), so that the shell's token never goes to disk.
 	PeerToken string
-	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost).
+	// AllowOrigins are the Origin values accepted (e.g. tauri://localhost),
+	// and the presets electron and tauri (ExpandOrigins; New refuses a bad
+	// one).
 	AllowOrigins []string
+	// SecurityLog, when set, gets one JSON line per refused upgrade (the
+	// status, the reason, the Origin and Host sent, a hint; never the
+	// token). The sidecar passes its stderr. Nil: the Logger gets them.
+	SecurityLog io.Writer
 	// Version is the sidecar's version, reported by initialize.
 	Version string
 	// DataDir is the sidecar's data directory.
@@ -100,11 +101,9 @@ type Options struct {
 // Server is the WebSocket JSON-RPC server. Create it with New, serve with
 // Serve, stop with Close.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	token  string
-	port   atomic.Int32
-	routes map[string]handler // immutable after New
+	opts Options
+	log  *slog.Logger
+	rpc  *wsrpc.Endpoint // the transport: upgrade checks, method table, connection limits
 
 	ctx    context.Context // the server's lifetime; turns run under it
 	cancel context.CancelFunc
@@ -113,16 +112,15 @@ type Server struct {
 	bg       context.Context
 	cancelBG context.CancelFunc
 	wg       sync.WaitGroup // connections, session runners
+	hosts    *host.Sessions // the sessions of this process (ipc/host)
 
 	shutdownOnce sync.Once
-	lastRelease  atomic.Int64 // unix ns of the last releaseMemory
 	providers    *providerSource
 	models       modelsCache // models.list answers, per provider profile
 
-	mu           sync.Mutex // guards conns, sessions, openProjects, closed, httpSrv
+	mu           sync.Mutex // guards conns, openProjects, closed, httpSrv
 	conns        map[*conn]struct{}
 	openProjects map[string]struct{}
-	sessions     map[string]*sessionHost
 	closed       bool
 	httpSrv      *http.Server
 
@@ -161,22 +159,49 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:         opts,
 		log:          opts.Logger,
-		token:        opts.Token,
 		ctx:          ctx,
 		cancel:       cancel,
 		conns:        map[*conn]struct{}{},
-		sessions:     map[string]*sessionHost{},
 		openProjects: map[string]struct{}{},
 		lang:         newLangState(opts.SystemLocale),
 	}
 	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)
+	s.hosts = host.New(host.Config{
+		Store:            opts.Store,
+		Logger:           opts.Logger,
+		Context:          ctx,
+		Background:       s.bg,
+		WaitGroup:        &s.wg,
+		SubscriberBuffer: opts.SubscriberBuffer,
+		Engines:          engines{s},
+		ApprovalTimeout:  func(ss store.Session) time.Duration { return msDuration(sessionSettings(ss).ApprovalTimeoutMS) },
+		IsConfigError:    func(err error) bool { return wireError(err).Code == CodeConfig },
+		Closing:          s.isClosing,
+	})
 	routes, err := s.routeTable()
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	s.routes = routes
+	s.rpc = &wsrpc.Endpoint{
+		Token:          opts.Token,
+		PeerToken:      opts.PeerToken,
+		Context:        ctx,
+		Methods:        routes,
+		Gate:           "initialize",
+		ErrorCodes:     hostedErrorCodes,
+		SendQueueBytes: opts.SendQueueBytes,
+		WriteTimeout:   opts.WriteTimeout,
+		Log:            opts.Logger,
+	}
+	if opts.SecurityLog != nil {
+		s.rpc.SecurityLog = slog.New(slog.NewJSONHandler(opts.SecurityLog, nil))
+	}
+	if err := s.rpc.SetOrigins(opts.AllowOrigins); err != nil {
+		cancel()
+		return nil, fmt.Errorf("new server: %w: %w", ErrConfig, err)
+	}
 	return s, nil
 }
 
@@ -187,21 +212,10 @@ func (s *Server) Serve(ln net.Listener) error {
 	if !ok || !addr.IP.IsLoopback() {
 		return fmt.Errorf("serve: %w: listener %s is not a loopback TCP address", ErrForbidden, ln.Addr())
 	}
-	s.port.Store(int32(addr.Port))
+	s.rpc.SetPort(addr.Port)
 	mux := http.NewServeMux()
 	mux.Handle("/rpc", s)
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		// Each connection counts what its socket accepted (the stall watch).
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if pc, ok := c.(*progressConn); ok {
-				return context.WithValue(ctx, progressKey{}, pc)
-			}
-			return ctx
-		},
-	}
+	hs := s.rpc.HTTPServer(mux)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -210,7 +224,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.httpSrv = hs
 	s.mu.Unlock()
-	err := hs.Serve(progressListener{ln})
+	err := hs.Serve(wsrpc.Listener(ln))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -220,12 +234,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // ServeHTTP checks and upgrades a request to /rpc, then serves the
 // connection until it ends.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if status, reason := s.checkUpgrade(r); status != 0 {
-		s.log.Info("upgrade refused", "status", status, "reason", reason, "remote", r.RemoteAddr)
-		if status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="zqagent"`)
-		}
-		http.Error(w, http.StatusText(status)+": "+reason, status)
+	if !s.rpc.Admit(w, r) {
 		return
 	}
 	s.mu.Lock()
@@ -238,28 +247,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.wg.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{Subprotocol},
-		// Host, Origin and token were checked above, with our own rules.
-		InsecureSkipVerify: true,
-	})
+	wc, err := s.rpc.Accept(w, r)
 	if err != nil {
 		s.log.Info("upgrade failed", "err", err)
 		return
 	}
-	ws.SetReadLimit(MaxFrame)
-	c := newConn(s, ws)
-	if pc := progressConnFrom(r.Context()); pc != nil {
-		progress := c.watch.progress
-		pc.onProgress.Store(&progress)
-		defer pc.onProgress.Store(nil)
-	}
+	c := newConn(s, wc)
 	if !s.addConn(c) {
-		ws.Close(websocket.StatusGoingAway, "sidecar shutting down")
+		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
+		c.Serve() // flushes nothing, closes the socket, ends
 		return
 	}
 	defer s.removeConn(c)
-	c.serve()
+	c.Serve()
 }
 
 func (s *Server) addConn(c *conn) bool {
@@ -279,7 +279,7 @@ func (s *Server) removeConn(c *conn) {
 }
 
 // Port is the port Serve listens on (0 before Serve).
-func (s *Server) Port() int { return int(s.port.Load()) }
+func (s *Server) Port() int { return s.rpc.Port() }
 
 // requestShutdown runs Options.OnShutdown once.
 func (s *Server) requestShutdown() {
@@ -307,11 +307,8 @@ func (s *Server) Close(ctx context.Context) error {
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	hosts := make([]*sessionHost, 0, len(s.sessions))
-	for _, h := range s.sessions {
-		hosts = append(hosts, h)
-	}
 	s.mu.Unlock()
+	hosts := s.hosts.Shut()
 
 	var errs []error
 	if hs != nil {
@@ -320,10 +317,10 @@ func (s *Server) Close(ctx context.Context) error {
 		}
 	}
 	for _, h := range hosts {
-		h.interruptAll()
+		h.InterruptAll()
 	}
 	for _, c := range conns {
-		c.close(websocket.StatusGoingAway, "sidecar shutting down")
+		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
 	}
 	// Runners end once their interrupted turns are recorded.
 	done := make(chan struct{})
@@ -337,7 +334,7 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("close: waiting for turns: %w", ctx.Err()))
 	}
 	for _, h := range hosts {
-		if err := h.close(); err != nil {
+		if err := h.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -349,4 +346,21 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.cancel()
 	return errors.Join(errs...)
+}
+
+// host returns the session's host (ipc/host), creating it on first use.
+func (s *Server) host(ctx context.Context, id string) (*host.Session, error) {
+	return s.hosts.Session(ctx, id)
+}
+
+// loadedHost returns the host of a session if it exists in this process.
+func (s *Server) loadedHost(id string) *host.Session { return s.hosts.Loaded(id) }
+
+// unloadIdle releases the idle engines of a project's sessions.
+func (s *Server) unloadIdle(projectID string) { s.hosts.UnloadIdle(projectID) }
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }

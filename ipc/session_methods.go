@@ -89,7 +89,7 @@ type PendingRequestInfo struct {
 func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo {
 	running := false
 	if h := s.loadedHost(ss.ID); h != nil {
-		running = h.running()
+		running = h.Running()
 	}
 	status := ss.Status
 	if status == store.StatusInterrupted && !running && s.suspended(ctx, ss.ID) {
@@ -264,10 +264,8 @@ func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (
 	var msgs []llm.Message
 	queued := 0
 	if h := s.loadedHost(p.SessionID); h != nil {
-		h.mu.Lock()
-		eng := h.eng
-		queued = len(h.queue)
-		h.mu.Unlock()
+		eng := h.Loaded()
+		queued = h.Queued()
 		if eng != nil {
 			msgs = eng.Messages()
 		}
@@ -304,14 +302,12 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	if h := s.loadedHost(p.SessionID); h != nil {
-		h.interrupt()
-		if err := h.waitIdle(ctx); err != nil {
+		h.Interrupt()
+		if err := h.WaitIdle(ctx); err != nil {
 			return nil, fmt.Errorf("delete session: waiting for its turn to end: %w", err)
 		}
-		s.mu.Lock()
-		delete(s.sessions, p.SessionID)
-		s.mu.Unlock()
-		if err := h.close(); err != nil {
+		s.hosts.Forget(p.SessionID)
+		if err := h.Close(); err != nil {
 			s.log.Warn("close session", "session", p.SessionID, "err", err)
 		}
 	}
@@ -348,18 +344,9 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	if h, err := s.host(ctx, p.SessionID); err == nil {
-		h.recordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
+		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
 	return s.sessionInfo(ctx, ss), nil
-}
-
-// recordSessionEvent records an event that belongs to no turn.
-func (h *sessionHost) recordSessionEvent(ev engine.Event) {
-	in, err := eventInput(h.rec, ev, nil)
-	if err != nil {
-		return
-	}
-	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 }
 
 // SessionSubscribeParams are the params of session.subscribe.
@@ -406,13 +393,11 @@ func (s *Server) sessionSubscribe(ctx context.Context, c *conn, raw json.RawMess
 		return nil, err
 	}
 	after := max(p.AfterSeq, sent)
-	sub := newSubscription(h, c)
-	sub.sent.Store(after)
-	upTo, running := h.subscribe(sub)
+	sub, upTo, running := h.Subscribe(c.Conn, after)
 	c.setSub(sub)
-	c.wg.Go(func() { sub.pump(after, upTo) })
+	c.Go(func() { sub.Pump(after, upTo) })
 	res := SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}
-	return followUp{result: res, after: sub.markReady}, nil
+	return followUp(res, sub.MarkReady), nil
 }
 
 func (s *Server) sessionUnsubscribe(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {

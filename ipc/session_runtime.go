@@ -88,11 +88,7 @@ func (s *Server) sessionSetAgent(ctx context.Context, _ *conn, raw json.RawMessa
 // before its next turn (never under a running one).
 func (s *Server) reloadEngine(sessionID string) {
 	if h := s.loadedHost(sessionID); h != nil {
-		h.mu.Lock()
-		if h.eng != nil {
-			h.reload = true
-		}
-		h.mu.Unlock()
+		h.MarkReload()
 	}
 }
 
@@ -153,11 +149,8 @@ func (s *Server) sessionSetPermissions(ctx context.Context, _ *conn, raw json.Ra
 	}
 	set := sessionSettings(ss)
 	if h := s.loadedHost(p.SessionID); h != nil {
-		h.mu.Lock()
-		h.timeout = msDuration(set.ApprovalTimeoutMS)
-		eng := h.eng
-		h.mu.Unlock()
-		if eng != nil {
+		h.SetApprovalTimeout(msDuration(set.ApprovalTimeoutMS))
+		if eng := h.Loaded(); eng != nil {
 			perms := eng.Permissions()
 			if p.AllowedCommands != nil {
 				perms.SetAllowedCommands(*p.AllowedCommands)
@@ -181,7 +174,5 @@ func (s *Server) loadedEngine(id string) *engine.Engine {
 	if h == nil {
 		return nil
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.eng
+	return h.Loaded()
 }

@@ -122,7 +122,7 @@ func TestInterruptWhileApprovalPendingClosesRequest(t *testing.T) {
 	end := nextOfType(t, c, sid, "turn_end")
 	require.Contains(t, string(end.Data), `"status":"interrupted"`)
 	h := ts.srv.loadedHost(sid)
-	require.NoError(t, h.waitIdle(tctx(t)))
+	require.NoError(t, h.WaitIdle(tctx(t)))
 	var got SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	require.Empty(t, got.PendingRequests)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
 )
 
@@ -27,34 +28,30 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// A connection whose writer never runs: its queue has room for one frame.
-	stuck := &conn{s: ts.srv, log: ts.srv.log, ctx: ctx, cancel: cancel, q: newSendQueue(1), subs: map[string]*subscription{}}
-	sub := newSubscription(h, stuck)
-	upTo, _ := h.subscribe(sub)
-	sub.markReady()
-	go sub.pump(0, upTo)
+	stuck := newConn(ts.srv, wsrpc.NewDetached(ctx, ts.srv.log, 1))
+	sub, upTo, _ := h.Subscribe(stuck.Conn, 0)
+	sub.MarkReady()
+	go sub.Pump(0, upTo)
 
 	_, err = c.StartTurn(tctx(t), sid, "go")
 	require.NoError(t, err)
-	require.NoError(t, h.waitIdle(tctx(t))) // the engine never waited for the stuck subscriber
+	require.NoError(t, h.WaitIdle(tctx(t))) // the engine never waited for the stuck subscriber
 	require.NoError(t, ts.st.Flush(tctx(t)))
 	_, err = c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
 	evs := collectTurn(t, c, sid)
 	require.Equal(t, strings.Repeat("y", 200), textOf(evs))
 
-	<-sub.dropped
-	h.mu.Lock()
-	_, still := h.subs[sub]
-	h.mu.Unlock()
-	require.False(t, still, "dropped subscriber is unregistered")
+	<-sub.Dropped()
+	require.False(t, h.Subscribed(sub), "dropped subscriber is unregistered")
 
 	// Drain what the stuck connection was given: events in order, then the
 	// dropped notification naming the last seq delivered.
 	var last int64
 	for {
-		frame := stuck.q.take()
+		frame := stuck.Take()
 		if frame == nil {
-			<-stuck.q.ready
+			<-stuck.Queued()
 			continue
 		}
 		var n struct {
@@ -76,7 +73,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		require.Equal(t, last+1, ev.Seq)
 		last = ev.Seq
 	}
-	<-sub.done
+	<-sub.Done()
 	require.Less(t, last, evs[len(evs)-1].Seq)
 
 	// Continuing from the last seq gives the rest with no gap.

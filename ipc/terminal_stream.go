@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/terminal"
 )
 
@@ -75,10 +77,10 @@ type termSub struct {
 var _ terminal.Subscriber = (*termSub)(nil)
 
 func newTermSub(s *Server, c *conn, projectID, id string) *termSub {
-	ctx, cancel := context.WithCancel(c.ctx)
+	ctx, cancel := context.WithCancel(c.Context())
 	return &termSub{
 		s: s, c: c, projectID: projectID, id: id,
-		idJSON: appendJSONString(nil, id),
+		idJSON: host.AppendJSONString(nil, id),
 		chunk:  termFrameBytes(s.opts.SendQueueBytes),
 		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),
@@ -99,7 +101,7 @@ func (ts *termSub) send(frame []byte) bool {
 	if ts.ctx.Err() != nil {
 		return false
 	}
-	return ts.c.q.push(ts.ctx, frame)
+	return ts.c.EnqueueUntil(ts.ctx, frame)
 }
 
 // stop ends the subscription and returns once it can send no more frames.
@@ -128,7 +130,7 @@ func (ts *termSub) Output(o terminal.Output) bool {
 
 // Exit sends terminal.exit; the subscription is over.
 func (ts *termSub) Exit(e terminal.Exit) {
-	b, err := encodeNotification("terminal.exit", e)
+	b, err := wsrpc.EncodeNotification("terminal.exit", e)
 	if err == nil {
 		ts.send(b)
 	}
@@ -138,8 +140,8 @@ func (ts *termSub) Exit(e terminal.Exit) {
 
 // Dropped sends terminal.dropped; the subscription is over.
 func (ts *termSub) Dropped(id string, firstMissed int64) {
-	ts.c.log.Info("terminal subscriber dropped", "terminal", id, "seq", firstMissed)
-	b, err := encodeNotification("terminal.dropped", TerminalDropped{TerminalID: id, Seq: firstMissed})
+	ts.c.Log().Info("terminal subscriber dropped", "terminal", id, "seq", firstMissed)
+	b, err := wsrpc.EncodeNotification("terminal.dropped", TerminalDropped{TerminalID: id, Seq: firstMissed})
 	if err == nil {
 		ts.send(b)
 	}
@@ -176,7 +178,7 @@ func (r *termRegistry) set(ts *termSub) (old *termSub, err error) {
 	c := ts.c
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c.ctx.Err() != nil {
+	if c.Context().Err() != nil {
 		return nil, fmt.Errorf("terminal.subscribe: %w: connection closing", ErrClosed)
 	}
 	if r.byConn == nil {
@@ -186,9 +188,10 @@ func (r *termRegistry) set(ts *termSub) (old *termSub, err error) {
 	if subs == nil {
 		subs = map[string]*termSub{}
 		r.byConn[c] = subs
-		// The handler calling set runs in c.wg, so the counter is positive.
-		c.wg.Go(func() {
-			<-c.ctx.Done()
+		// The handler calling set runs in the connection's WaitGroup, so
+		// the counter is positive.
+		c.Go(func() {
+			<-c.Context().Done()
 			r.dropConn(c)
 		})
 	}
@@ -275,7 +278,7 @@ func (s *Server) terminalSubscribe(_ context.Context, c *conn, raw json.RawMessa
 		old.stop() // its last frame is queued before our response
 	}
 	res := TerminalSubscribeResult{LastSeq: info.LastSeq, Alive: info.Alive, ExitCode: info.ExitCode}
-	return followUp{result: res, after: ts.markReady}, nil
+	return followUp(res, ts.markReady), nil
 }
 
 func (s *Server) terminalUnsubscribe(_ context.Context, c *conn, raw json.RawMessage) (any, error) {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -68,7 +69,7 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	id := newTurnID()
-	pos, err := h.enqueue(turnJob{kind: jobStart, id: id, input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
+	pos, err := h.Enqueue(host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (s *Server) turnInterrupt(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	running, dropped := h.interrupt()
+	running, dropped := h.Interrupt()
 	if !running {
 		// A suspended turn (it died waiting for answers) ends here: its
 		// requests are closed and it gets its one turn_end.
@@ -110,18 +111,18 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	eng, err := h.engine(ctx, false)
+	eng, err := h.Engine(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if h.running() {
+	if h.Running() {
 		return nil, fmt.Errorf("%w: session %s has a running turn; retry after it ended", ErrConflict, p.SessionID)
 	}
 	if last := eng.LastError(); last == nil || !last.Retriable {
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
 	id := newTurnID()
-	pos, err := h.enqueue(turnJob{kind: jobRetry, id: id})
+	pos, err := h.Enqueue(host.Job{Kind: host.JobRetry, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -142,14 +143,14 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	if cur := h.currentTurn(); cur != "" {
+	if cur := h.CurrentTurn(); cur != "" {
 		if cur == turnID {
 			// An answer already resumed this turn: nothing more to do.
 			return TurnResult{TurnID: turnID}, nil
 		}
 		return nil, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
 	}
-	eng, err := h.engine(ctx, false)
+	eng, err := h.Engine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	if !s.suspended(ctx, p.SessionID) {
 		id = newTurnID()
 	}
-	pos, err := h.enqueue(turnJob{kind: jobResume, id: id, from: turnID})
+	pos, err := h.Enqueue(host.Job{Kind: host.JobResume, ID: id, From: turnID})
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +210,10 @@ func (s *Server) turnSteer(ctx context.Context, _ *conn, raw json.RawMessage) (a
 	if err != nil {
 		return nil, err
 	}
-	if !h.running() {
+	if !h.Running() {
 		return nil, fmt.Errorf("%w: no turn is running in session %s; use turn.start", ErrConflict, p.SessionID)
 	}
-	eng, err := h.engine(ctx, false)
+	eng, err := h.Engine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -247,24 +248,24 @@ const SuspendedEndReason = "interrupted_while_suspended"
 // waiting for answers): it records the turn's interrupted event and its one
 // turn_end, which closes its requests in the same transaction, and reports
 // whether there was such a turn.
-func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error) {
-	h.resumeMu.Lock() // never at the same time as an answer's resume
-	defer h.resumeMu.Unlock()
-	if h.running() {
+func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error) {
+	h.LockResume() // never at the same time as an answer's resume
+	defer h.UnlockResume()
+	if h.Running() {
 		return false, nil
 	}
-	ss, err := s.opts.Store.Session(ctx, h.id)
+	ss, err := s.opts.Store.Session(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}
-	if ss.Status != store.StatusInterrupted || !s.suspended(ctx, h.id) {
+	if ss.Status != store.StatusInterrupted || !s.suspended(ctx, h.ID()) {
 		return false, nil
 	}
-	turnID, err := s.resumeTurnID(ctx, h.id)
+	turnID, err := s.resumeTurnID(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}
-	task := appendJSONString(nil, turnID)
+	task := host.AppendJSONString(nil, turnID)
 	evs := []engine.Event{
 		{Type: engine.EventInterrupted, Data: engine.RawData{Kind: engine.EventInterrupted,
 			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"iterations":0}`)}},
@@ -272,15 +273,10 @@ func (s *Server) endSuspended(ctx context.Context, h *sessionHost) (bool, error)
 			JSON: json.RawMessage(`{"taskId":` + string(task) + `,"status":"interrupted","iterations":0,"produced_files":[],"reason":"` + SuspendedEndReason + `"}`)}},
 	}
 	for _, ev := range evs {
-		in, err := eventInput(h.rec, ev, nil)
-		if err != nil {
+		// The turn_end closes its requests: they are no longer answerable.
+		if err := h.Record(ev, turnID, ev.Type == engine.EventTurnEnd); err != nil {
 			return false, err
 		}
-		in.TurnID = turnID
-		if ev.Type == engine.EventTurnEnd {
-			in.ClosePending = true // its requests are no longer answerable
-		}
-		s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 	}
 	if err := s.opts.Store.Flush(ctx); err != nil {
 		return false, err

@@ -22,21 +22,21 @@ func TestInterruptBeforeEngineLoads(t *testing.T) {
 	_, err = c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
 
-	h.loadMu.Lock() // the engine cannot load until the interrupt was answered
+	h.LockLoad() // the engine cannot load until the interrupt was answered
 	_, err = c.StartTurn(tctx(t), sid, "go")
 	require.NoError(t, err)
 	var res struct {
 		Interrupted bool `json:"interrupted"`
 	}
 	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": sid}, &res))
-	h.loadMu.Unlock()
+	h.UnlockLoad()
 	require.True(t, res.Interrupted)
 
 	evs := collectTurn(t, c, sid)
 	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"interrupted"`)
 	require.Equal(t, 0, countType(evs, "llm_request"), "the model is not asked")
 	require.Empty(t, textOf(evs))
-	require.NoError(t, h.waitIdle(tctx(t)))
+	require.NoError(t, h.WaitIdle(tctx(t)))
 }
 
 // TestRetryOnlyAfterRetriableError: after a retriable error and a
@@ -61,7 +61,7 @@ func TestRetryOnlyAfterRetriableError(t *testing.T) {
 	require.NotEmpty(t, res.TurnID)
 	evs = collectTurn(t, c, sid)
 	require.Equal(t, "retried", textOf(evs))
-	require.NoError(t, ts.srv.loadedHost(sid).waitIdle(tctx(t)))
+	require.NoError(t, ts.srv.loadedHost(sid).WaitIdle(tctx(t)))
 
 	err = c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res)
 	require.Equal(t, client.CodeConflict, client.Code(err), "nothing left to retry")

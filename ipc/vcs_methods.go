@@ -194,7 +194,7 @@ func (s *Server) vcsRestore(ctx context.Context, _ *conn, raw json.RawMessage) (
 	if p.Turn < 1 {
 		return nil, invalidField("turn", "must be 1 or more")
 	}
-	if h := s.loadedHost(p.SessionID); h != nil && h.running() && !p.DryRun {
+	if h := s.loadedHost(p.SessionID); h != nil && h.Running() && !p.DryRun {
 		return nil, fmt.Errorf("%w: session %s is running a turn; interrupt it before restoring", ErrConflict, p.SessionID)
 	}
 	sv, err := s.vcsOf(ctx, p.SessionID)

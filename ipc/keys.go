@@ -31,7 +31,7 @@ type KeyStatus = protocol.KeyStatus
 // without a keyring.
 var errNoKeyring = fmt.Errorf("%w: this sidecar has no OS keychain; set the provider's API key environment variable (e.g. OPENAI_API_KEY) instead", keychain.ErrUnavailable)
 
-func (s *Server) keysSet(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+func (s *Server) keysSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p protocol.KeysSetParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
@@ -46,14 +46,14 @@ func (s *Server) keysSet(_ context.Context, _ *conn, raw json.RawMessage) (any, 
 	if kr == nil {
 		return nil, fmt.Errorf("keys.set %s: %w", p.Provider, errNoKeyring)
 	}
-	if err := kr.Set(p.Provider, p.APIKey); err != nil {
+	if err := kr.Set(ctx, p.Provider, p.APIKey); err != nil {
 		return nil, fmt.Errorf("keys.set %s: %w", p.Provider, err)
 	}
 	s.profileChanged(p.Provider)
 	return s.keyStatus(p.Provider), nil
 }
 
-func (s *Server) keysDelete(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
+func (s *Server) keysDelete(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p protocol.KeysProviderParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (s *Server) keysDelete(_ context.Context, _ *conn, raw json.RawMessage) (an
 	if kr == nil {
 		return nil, fmt.Errorf("keys.delete %s: %w", p.Provider, errNoKeyring)
 	}
-	if err := kr.Delete(p.Provider); err != nil {
+	if err := kr.Delete(ctx, p.Provider); err != nil {
 		return nil, fmt.Errorf("keys.delete %s: %w", p.Provider, err)
 	}
 	s.profileChanged(p.Provider)
@@ -95,10 +95,12 @@ func (s *Server) keysStatus(ctx context.Context, _ *conn, raw json.RawMessage) (
 }
 
 // keyStatus reports a provider's key status: the keychain wins over the
-// environment. Without a keyring only the environment is looked at.
+// environment. Without a keyring only the environment is looked at. The
+// keyring answers from its cache, and within keychain.LookupTimeout when it
+// must ask a keychain that does not answer (Error then says so).
 func (s *Server) keyStatus(provider string) KeyStatus {
 	if kr := s.opts.Keyring; kr != nil {
-		return KeyStatus(kr.Status(provider))
+		return KeyStatus(kr.Status(context.Background(), provider))
 	}
 	st := KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}
 	if os.Getenv(st.EnvVar) != "" {

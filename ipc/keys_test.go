@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -135,7 +136,7 @@ func TestKeysRealKeychainRotation(t *testing.T) {
 	key1, key2 := randomKey(t, "sk-one-"), randomKey(t, "sk-two-")
 	var st KeyStatus
 	require.NoError(t, c.Call(tctx(t), "keys.set", map[string]any{"provider": "ktest", "apiKey": key1}, &st))
-	t.Cleanup(func() { _ = kr.Delete("ktest") })
+	t.Cleanup(func() { _ = kr.Delete(context.Background(), "ktest") })
 	require.True(t, st.Configured)
 	require.Equal(t, keychain.SourceKeychain, st.Source)
 	var res keysStatusResult

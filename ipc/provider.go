@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -40,8 +41,10 @@ const DemoNotice = "no API key is configured: turns are answered by the built-in
 // script for every session; else one OpenAI-compatible provider per
 // profile, built from the profile on first use and rebuilt when the profile
 // changed. The default profile without a configured key gets the demo
-// script with a notice. Keys are never held here: each provider reads its
-// profile's key (keychain, then environment) at every request.
+// script with a notice. Keys are never held here: each provider asks for its
+// profile's key at every request, and the keyring answers from its cache
+// (the keychain is read once per change, each read bounded by
+// keychain.LookupTimeout; see keyFunc).
 type providerSource struct {
 	apiKey  func(ctx context.Context) (string, error) // the default profile's key
 	keyring *keychain.Keyring                         // nil: keys come from the environment
@@ -73,9 +76,11 @@ func newProviderSource(opts Options) *providerSource {
 }
 
 // keyFunc returns the key reader of a profile: the keychain's key, else the
-// profile's environment variable (keychain.EnvVar), read at each call. ""
-// when none is configured; an unavailable keychain without an environment
-// key is an error naming the remedy.
+// key given at start or the profile's environment variable
+// (keychain.EnvVar). "" when none is configured. A keychain that cannot be
+// used or did not answer within keychain.LookupTimeout, with no other key,
+// is an error naming the remedy (keychain.ErrUnavailable, -32005; on a turn
+// an error event with error_type "config").
 func (p *providerSource) keyFunc(profile string) func(ctx context.Context) (string, error) {
 	if profile == DefaultProfile && p.apiKey != nil {
 		return p.apiKey
@@ -108,14 +113,25 @@ func (p *providerSource) describe(ctx context.Context) (kind, notice string) {
 	return kind, notice
 }
 
-// choose decides the kind of the default profile's provider.
+// chooseTimeout bounds choose's key lookup; the keyring's own bound
+// (keychain.LookupTimeout) is shorter.
+const chooseTimeout = keychain.LookupTimeout + time.Second
+
+// choose decides the kind of the default profile's provider: openai when a
+// key is configured, or when the keychain did not answer (the key may be
+// there: the model requests then report the silent keychain instead of a
+// demo answering), else demo.
 func (p *providerSource) choose(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // a hung keychain must not hang initialize
+	ctx, cancel := context.WithTimeout(ctx, chooseTimeout) // a hung keychain must not hang initialize
 	defer cancel()
 	if os.Getenv(ScriptEnv) != "" {
 		return ProviderScripted
 	}
-	if k, err := p.apiKey(ctx); err == nil && strings.TrimSpace(k) != "" {
+	k, err := p.apiKey(ctx)
+	switch {
+	case err == nil && strings.TrimSpace(k) != "":
+		return ProviderOpenAI
+	case errors.Is(err, keychain.ErrNoAnswer), errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return ProviderOpenAI
 	}
 	return ProviderDemo
@@ -181,9 +197,10 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 		b.prov.CloseIdleConnections()
 	}
 	// The reliability settings (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS,
-	// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_*) come from the environment;
-	// the profile sets the endpoint, mode, headers and proxy.
-	o := openai.FromEnv()
+	// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_*) come from the environment,
+	// each overridden by the profile's retry member when set; the profile
+	// sets the endpoint, mode, headers and proxy.
+	o := withRetry(openai.FromEnv(), prof.Retry)
 	o.APIKey = p.keyFunc(prof.Name)
 	o.BaseURL = prof.BaseURL
 	o.APIMode = prof.APIMode
@@ -197,9 +214,31 @@ func (p *providerSource) openaiFor(prof store.ProviderProfile) *openai.Provider 
 	return prov
 }
 
+// withRetry applies a profile's retry overrides to o.
+func withRetry(o openai.Options, r store.RetrySettings) openai.Options {
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	if r.MaxRetries != nil {
+		o.MaxRetries = *r.MaxRetries
+	}
+	if r.TimeoutMS != nil {
+		o.Timeout = ms(*r.TimeoutMS)
+	}
+	if r.StreamIdleMS != nil {
+		o.StreamIdle = ms(*r.StreamIdleMS) // 0: the default
+	}
+	if r.NetworkRetryMax != nil {
+		o.NetworkRetryMax = *r.NetworkRetryMax
+	}
+	if r.NetworkRetryBaseMS != nil {
+		o.NetworkRetryBase = ms(*r.NetworkRetryBaseMS) // 0: the default
+	}
+	return o
+}
+
 // sameProfile reports whether two profiles build the same provider.
 func sameProfile(a, b store.ProviderProfile) bool {
-	return a.BaseURL == b.BaseURL && a.APIMode == b.APIMode && a.Proxy == b.Proxy && maps.Equal(a.Headers, b.Headers)
+	return a.BaseURL == b.BaseURL && a.APIMode == b.APIMode && a.Proxy == b.Proxy && maps.Equal(a.Headers, b.Headers) &&
+		reflect.DeepEqual(a.Retry, b.Retry)
 }
 
 func firstNonEmpty(ss ...string) string {

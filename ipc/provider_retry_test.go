@@ -14,7 +14,7 @@ import (
 // TestProviderRetriesFromEnv: the production provider reads its retry
 // settings from the environment. A model endpoint that answers 500, then
 // resets the connection, then streams, gives one turn with an llm_retry
-// event and the streamed text.
+// event per retry and the streamed text.
 func TestProviderRetriesFromEnv(t *testing.T) {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -23,7 +23,7 @@ func TestProviderRetriesFromEnv(t *testing.T) {
 			return
 		}
 		switch n.Add(1) {
-		case 1: // a 5xx: retried silently (OPENAI_MAX_RETRIES)
+		case 1: // a 5xx: retried with an llm_retry event (OPENAI_MAX_RETRIES)
 			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
 			return
 		case 2: // a reset connection: retried with an llm_retry event (NETWORK_RETRY_MAX)
@@ -58,7 +58,7 @@ func TestProviderRetriesFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	evs := collectTurn(t, c, sid)
 	require.Equal(t, "after retries", textOf(evs))
-	require.Equal(t, 1, countType(evs, "llm_retry"), "the network retry is announced")
+	require.Equal(t, 2, countType(evs, "llm_retry"), "the status and the network retry are announced")
 	require.Equal(t, 0, countType(evs, "error"))
 	require.GreaterOrEqual(t, int(n.Load()), 3)
 }

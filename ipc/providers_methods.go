@@ -1,6 +1,7 @@
 package ipc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,7 +78,7 @@ func (s *Server) providerInfo(p store.ProviderProfile, stored bool) ProviderInfo
 	}
 	return ProviderInfo{
 		Name: p.Name, BaseURL: p.BaseURL, APIMode: protocol.APIMode(p.APIMode), DefaultModel: p.DefaultModel,
-		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow,
+		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow, Retry: protocol.RetrySettings(p.Retry),
 		KeyConfigured: st.Configured, KeySource: st.Source, Implicit: !stored,
 	}
 }
@@ -106,6 +108,24 @@ func (s *Server) providersList(ctx context.Context, _ *conn, raw json.RawMessage
 // the profile's current values (a new profile needs baseUrl, except the
 // default profile, whose defaults come from the environment).
 type ProvidersSetParams = protocol.ProvidersSetParams
+
+// decodeRetry decodes providers.set's retry object strictly (no unknown
+// member, integers only) and checks its ranges.
+func decodeRetry(raw json.RawMessage) (store.RetrySettings, error) {
+	var r store.RetrySettings
+	if raw := bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		return r, invalidField("retry", "must be an object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, invalidField("retry", "members are maxRetries, timeoutMs, streamIdleMs, networkRetryMax, networkRetryBaseMs (non-negative integers): "+err.Error())
+	}
+	if err := r.Check(); err != nil {
+		return r, fmt.Errorf("%w: %s", ErrInvalidParams, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
+	}
+	return r, nil
+}
 
 func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
 	var p ProvidersSetParams
@@ -158,6 +178,21 @@ func (s *Server) providersSet(ctx context.Context, _ *conn, raw json.RawMessage)
 			return nil, invalidField("contextWindow", "must not be negative")
 		}
 		cur.ContextWindow = *p.ContextWindow
+	}
+	if p.Retry != nil {
+		// The retry object is decoded strictly (an unknown member is a
+		// typo that would silently leave a default in force).
+		var strict struct {
+			Retry json.RawMessage `json:"retry"`
+		}
+		if err := json.Unmarshal(raw, &strict); err != nil {
+			return nil, err
+		}
+		r, err := decodeRetry(strict.Retry)
+		if err != nil {
+			return nil, err
+		}
+		cur.Retry = r
 	}
 	if err := s.opts.Store.PutProviderProfile(ctx, cur); err != nil {
 		return nil, err

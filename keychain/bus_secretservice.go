@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/godbus/dbus/v5"
 )
@@ -60,4 +61,24 @@ func discoverBus(runtimeDir, runUser string) string {
 		}
 	}
 	return ""
+}
+
+// abortCalls closes the process's shared session bus connection (the one
+// go-keyring uses), which fails every call still waiting on it; the next
+// keychain call connects again. It waits at most d (the bus may itself be
+// the thing that hangs).
+func abortCalls(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if conn, err := dbus.SessionBus(); err == nil {
+			_ = conn.Close()
+		}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }

@@ -66,22 +66,22 @@ func TestNoBusNeverLaunchesOne(t *testing.T) {
 	defer k.Close()
 	k.SetStartKeys(map[string]string{"zqgiven": "sk-from-stdin"}, map[string]string{"ZQSTART_API_KEY": "sk-from-start-env"})
 
-	err := k.Set("zqnobus", "sk-never-stored-123")
+	err := k.Set(context.Background(), "zqnobus", "sk-never-stored-123")
 	require.ErrorIs(t, err, ErrUnavailable)
 	for _, want := range []string{"no D-Bus session bus", "DBUS_SESSION_BUS_ADDRESS is unset", "set ZQNOBUS_API_KEY"} {
 		require.Contains(t, err.Error(), want)
 	}
 	require.NotContains(t, err.Error(), "sk-never")
-	_, err = k.Get("zqnobus")
+	_, err = k.Get(context.Background(), "zqnobus")
 	require.ErrorIs(t, err, ErrUnavailable)
-	require.ErrorIs(t, k.Delete("zqnobus"), ErrUnavailable)
+	require.ErrorIs(t, k.Delete(context.Background(), "zqnobus"), ErrUnavailable)
 
 	for _, c := range []struct{ provider, key, source string }{
 		{"zqgiven", "sk-from-stdin", SourceStdin},
 		{"zqstart", "sk-from-start-env", SourceEnv},
 		{"zqnobus", "sk-from-live-env", SourceEnv},
 	} {
-		st := k.Status(c.provider)
+		st := k.Status(context.Background(), c.provider)
 		require.True(t, st.Configured, c.provider)
 		require.Equal(t, c.source, st.Source, c.provider)
 		require.Contains(t, st.Error, "no D-Bus session bus", c.provider)

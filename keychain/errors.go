@@ -15,6 +15,10 @@ var (
 	// the session bus, no session bus, a locked keychain, an unsupported
 	// system). The wrapped message names the cause and the remedy.
 	ErrUnavailable = errors.New("OS keychain not available")
+	// ErrNoAnswer: the keychain did not answer within LookupTimeout (on
+	// Linux, a Secret Service waiting on an unlock prompt nobody answers).
+	// Errors that wrap it also wrap ErrUnavailable.
+	ErrNoAnswer = errors.New("the OS keychain did not answer")
 	// ErrNotFound: no key is stored (or set in the environment) for the provider.
 	ErrNotFound = errors.New("no API key configured")
 	// ErrInvalidKey: the key is empty, has control characters or surrounding

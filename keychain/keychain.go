@@ -11,9 +11,17 @@
 // session bus; with no bus running (a headless machine) the keychain is not
 // available and no bus is ever started (see checkBus).
 //
-// Concurrency: a Keyring is safe for concurrent use. Resolve runs the
-// keychain lookup on a goroutine so that it can give up when its ctx ends;
-// Close waits for lookups still in flight.
+// A provider's key is read from the keychain once and cached until Set or
+// Delete changes it (a change made outside this process, in Keychain Access
+// or Seahorse, is seen after a restart). Every keychain call is bounded by
+// LookupTimeout: a keychain that does not answer (one waiting on an unlock
+// prompt nobody answers) is ErrNoAnswer, never a hang, and while one of its
+// calls is overdue every other call fails at once without asking it.
+//
+// Concurrency: a Keyring is safe for concurrent use. Each keychain call
+// runs on a goroutine of its own, so that callers can give up; callers of
+// the same provider share one lookup. Close waits for the calls briefly and
+// then abandons them (see Close).
 package keychain
 
 import (
@@ -24,6 +32,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,9 +51,9 @@ const maxProviderLen = 128
 
 // Store is what the protocol's keys.* methods need.
 type Store interface {
-	Set(provider, key string) error
-	Get(provider string) (string, error)
-	Delete(provider string) error
+	Set(ctx context.Context, provider, key string) error
+	Get(ctx context.Context, provider string) (string, error)
+	Delete(ctx context.Context, provider string) error
 }
 
 var _ Store = (*Keyring)(nil)
@@ -69,11 +79,17 @@ const (
 // Keyring stores keys under one service name.
 type Keyring struct {
 	service string
-	wg      sync.WaitGroup // lookups started by Resolve
+	timeout time.Duration  // LookupTimeout (tests shorten it)
+	wg      sync.WaitGroup // keychain calls, each on its own goroutine
 
-	mu    sync.Mutex        // guards given, env
-	given map[string]string // provider → key passed on stdin at start
-	env   map[string]string // key variable → value, of the environment at start
+	nextCall  atomic.Uint64
+	startedMu sync.Mutex           // guards started; taken after mu when both are held
+	started   map[uint64]time.Time // keychain calls not yet returned, by when they started
+
+	mu    sync.Mutex         // guards given, env, cache
+	given map[string]string  // provider → key passed on stdin at start
+	env   map[string]string  // key variable → value, of the environment at start
+	cache map[string]*lookup // provider → its keychain lookup, done or in flight
 }
 
 // New returns a Keyring for service; "" is DefaultService. Give dev and
@@ -82,7 +98,7 @@ func New(service string) *Keyring {
 	if strings.TrimSpace(service) == "" {
 		service = DefaultService
 	}
-	return &Keyring{service: service}
+	return &Keyring{service: service, timeout: LookupTimeout, cache: map[string]*lookup{}, started: map[uint64]time.Time{}}
 }
 
 // SetStartKeys hands the Keyring the keys the process got at start, which
@@ -118,12 +134,6 @@ func (k *Keyring) startKey(provider string) (key, source string, ok bool) {
 
 // Service is the keychain service name.
 func (k *Keyring) Service() string { return k.service }
-
-// Close waits for keychain lookups that Resolve gave up on.
-func (k *Keyring) Close() error {
-	k.wg.Wait()
-	return nil
-}
 
 // ValidateProvider checks a provider profile name used as keychain account.
 func ValidateProvider(provider string) error {
@@ -186,60 +196,54 @@ func EnvVar(provider string) string {
 	return name + "_API_KEY"
 }
 
-// Set stores key for provider, replacing any previous key.
-func (k *Keyring) Set(provider, key string) error {
+// Set stores key for provider, replacing any previous key. It gives up
+// with ErrNoAnswer after LookupTimeout (or when ctx ends); the cached key
+// of provider is forgotten either way, and again when a call that gave up
+// lands late.
+func (k *Keyring) Set(ctx context.Context, provider, key string) error {
 	if err := ValidateProvider(provider); err != nil {
 		return err
 	}
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
-	if why := checkBus(); why != "" {
-		return fmt.Errorf("store key for %s: %w", provider, unavailable(provider, why))
-	}
-	if err := keyring.Set(k.service, provider, key); err != nil {
-		return fmt.Errorf("store key for %s: %w", provider, mapErr(provider, err))
+	if err := k.change(ctx, provider, func() error { return keyring.Set(k.service, provider, key) }); err != nil {
+		return fmt.Errorf("store key for %s: %w", provider, err)
 	}
 	return nil
 }
 
 // Get returns provider's key from the keychain (not the environment):
 // ErrNotFound when there is none, ErrUnavailable when the keychain cannot
-// be used.
-func (k *Keyring) Get(provider string) (string, error) {
+// be used, ErrNoAnswer (also ErrUnavailable) when it did not answer within
+// LookupTimeout. A key or ErrNotFound is cached until Set or Delete; an
+// error is not, so the next call asks the keychain again (once the call
+// that did not answer has returned).
+func (k *Keyring) Get(ctx context.Context, provider string) (string, error) {
 	if err := ValidateProvider(provider); err != nil {
 		return "", err
 	}
-	if why := checkBus(); why != "" {
-		return "", unavailable(provider, why)
-	}
-	key, err := keyring.Get(k.service, provider)
-	if err != nil {
-		return "", mapErr(provider, err)
-	}
-	return key, nil
+	return k.wait(ctx, provider, k.lookup(provider))
 }
 
-// Delete removes provider's key; ErrNotFound when there is none.
-func (k *Keyring) Delete(provider string) error {
+// Delete removes provider's key; ErrNotFound when there is none. Like Set,
+// it gives up with ErrNoAnswer after LookupTimeout.
+func (k *Keyring) Delete(ctx context.Context, provider string) error {
 	if err := ValidateProvider(provider); err != nil {
 		return err
 	}
-	if why := checkBus(); why != "" {
-		return fmt.Errorf("delete key for %s: %w", provider, unavailable(provider, why))
-	}
-	if err := keyring.Delete(k.service, provider); err != nil {
-		return fmt.Errorf("delete key for %s: %w", provider, mapErr(provider, err))
+	if err := k.change(ctx, provider, func() error { return keyring.Delete(k.service, provider) }); err != nil {
+		return fmt.Errorf("delete key for %s: %w", provider, err)
 	}
 	return nil
 }
 
 // Status reports whether provider has a key and where it comes from; the
 // keychain wins over the start keys (SetStartKeys) and the environment. It
-// never carries the key.
-func (k *Keyring) Status(provider string) Status {
+// never carries the key, and it is bounded like Get.
+func (k *Keyring) Status(ctx context.Context, provider string) Status {
 	st := Status{Provider: provider, EnvVar: EnvVar(provider)}
-	_, err := k.Get(provider)
+	_, err := k.Get(ctx, provider)
 	switch {
 	case err == nil:
 		st.Configured, st.Source = true, SourceKeychain
@@ -254,40 +258,28 @@ func (k *Keyring) Status(provider string) Status {
 	return st
 }
 
-type lookup struct {
-	key string
-	err error
-}
-
 // Resolve returns the key to use now: the keychain's, else the start key
-// or the environment variable's. When neither has one it returns ErrNotFound, or
-// the ErrUnavailable error (which names the remedy) when the keychain could
-// not be read. It gives up with ctx's error when ctx ends first.
+// or the environment variable's. When neither has one it returns
+// ErrNotFound, or the ErrUnavailable error (which names the remedy) when
+// the keychain could not be read or did not answer within LookupTimeout.
+// It gives up with ctx's error when ctx ends first. The keychain is asked
+// once per change (see Get), not at every call.
 func (k *Keyring) Resolve(ctx context.Context, provider string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	ch := make(chan lookup, 1)
-	k.wg.Add(1)
-	go func() {
-		defer k.wg.Done()
-		key, err := k.Get(provider)
-		ch <- lookup{key, err}
-	}()
-	var r lookup
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case r = <-ch:
+	key, err := k.Get(ctx, provider)
+	if err == nil {
+		return key, nil
 	}
-	if r.err == nil {
-		return r.key, nil
+	if ctx.Err() != nil {
+		return "", ctx.Err()
 	}
 	if v, _, ok := k.startKey(provider); ok {
 		return v, nil
 	}
-	if errors.Is(r.err, ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return "", fmt.Errorf("%w for %s: store one in the app's settings or set %s", ErrNotFound, provider, EnvVar(provider))
 	}
-	return "", r.err
+	return "", err
 }

@@ -125,7 +125,7 @@ func TestNoSecretService(t *testing.T) {
 func noSecretServiceChild(t *testing.T) {
 	k := New("zqagent-test-nobus")
 	defer k.Close()
-	err := k.Set("zqtest", "sk-should-not-be-stored")
+	err := k.Set(context.Background(), "zqtest", "sk-should-not-be-stored")
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Set: %v", err)
 	}
@@ -138,13 +138,13 @@ func noSecretServiceChild(t *testing.T) {
 	if strings.Contains(msg, "sk-should-not-be-stored") {
 		t.Fatalf("error carries the key: %s", msg)
 	}
-	if _, err := k.Get("zqtest"); !errors.Is(err, ErrUnavailable) {
+	if _, err := k.Get(context.Background(), "zqtest"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Get: %v", err)
 	}
-	if err := k.Delete("zqtest"); !errors.Is(err, ErrUnavailable) {
+	if err := k.Delete(context.Background(), "zqtest"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Delete: %v", err)
 	}
-	st := k.Status("zqtest")
+	st := k.Status(context.Background(), "zqtest")
 	if !st.Configured || st.Source != SourceEnv || st.Error == "" || st.EnvVar != "ZQTEST_API_KEY" {
 		t.Fatalf("Status: %+v", st)
 	}
@@ -156,7 +156,7 @@ func noSecretServiceChild(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "OTHER_API_KEY") {
 		t.Fatalf("Resolve without env: %v", err)
 	}
-	if st := k.Status("other"); st.Configured || st.Source != "" || st.Error == "" {
+	if st := k.Status(context.Background(), "other"); st.Configured || st.Source != "" || st.Error == "" {
 		t.Fatalf("Status other: %+v", st)
 	}
 	fmt.Println("child ok")

@@ -37,20 +37,20 @@ func TestRealRoundTrip(t *testing.T) {
 	t.Setenv(EnvVar(provider), "")
 	const key = "sk-real-0123456789abcdef"
 
-	if st := k.Status(provider); st.Configured || st.Source != "" || st.Error != "" {
+	if st := k.Status(context.Background(), provider); st.Configured || st.Source != "" || st.Error != "" {
 		t.Fatalf("status before set: %+v", st)
 	}
-	if _, err := k.Get(provider); !errors.Is(err, ErrNotFound) {
+	if _, err := k.Get(context.Background(), provider); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get before set: %v", err)
 	}
-	if err := k.Set(provider, key); err != nil {
+	if err := k.Set(context.Background(), provider, key); err != nil {
 		t.Fatalf("Set: %v", err)
 	}
-	got, err := k.Get(provider)
+	got, err := k.Get(context.Background(), provider)
 	if err != nil || got != key {
 		t.Fatalf("Get: %q %v", got, err)
 	}
-	st := k.Status(provider)
+	st := k.Status(context.Background(), provider)
 	if !st.Configured || st.Source != SourceKeychain {
 		t.Fatalf("status after set: %+v", st)
 	}
@@ -62,34 +62,34 @@ func TestRealRoundTrip(t *testing.T) {
 		t.Fatalf("Resolve: %q %v", r, err)
 	}
 	// Replacing a key.
-	if err := k.Set(provider, key+"-2"); err != nil {
+	if err := k.Set(context.Background(), provider, key+"-2"); err != nil {
 		t.Fatalf("Set again: %v", err)
 	}
-	if got, _ := k.Get(provider); got != key+"-2" {
+	if got, _ := k.Get(context.Background(), provider); got != key+"-2" {
 		t.Fatalf("replaced key: %q", got)
 	}
 	// Another install's service name does not see it.
 	other := New(k.Service() + "-dev")
 	t.Cleanup(func() { _ = keyring.DeleteAll(other.Service()) })
-	if _, err := other.Get(provider); !errors.Is(err, ErrNotFound) {
+	if _, err := other.Get(context.Background(), provider); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("other service sees the key: %v", err)
 	}
-	if err := k.Delete(provider); err != nil {
+	if err := k.Delete(context.Background(), provider); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
-	if _, err := k.Get(provider); !errors.Is(err, ErrNotFound) {
+	if _, err := k.Get(context.Background(), provider); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Get after delete: %v", err)
 	}
-	if err := k.Delete(provider); !errors.Is(err, ErrNotFound) {
+	if err := k.Delete(context.Background(), provider); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Delete twice: %v", err)
 	}
-	if st := k.Status(provider); st.Configured {
+	if st := k.Status(context.Background(), provider); st.Configured {
 		t.Fatalf("status after delete: %+v", st)
 	}
 	if _, err := k.Resolve(context.Background(), provider); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "ZQREAL_API_KEY") {
 		t.Fatalf("Resolve after delete: %v", err)
 	}
-	if err := k.Set(provider, "bad\nkey"); !errors.Is(err, ErrInvalidKey) {
+	if err := k.Set(context.Background(), provider, "bad\nkey"); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("Set invalid: %v", err)
 	}
 }
@@ -98,23 +98,23 @@ func TestRealKeychainWinsOverEnv(t *testing.T) {
 	k := realKeyring(t)
 	const provider = "zqboth"
 	t.Setenv(EnvVar(provider), "sk-env-key")
-	if st := k.Status(provider); !st.Configured || st.Source != SourceEnv {
+	if st := k.Status(context.Background(), provider); !st.Configured || st.Source != SourceEnv {
 		t.Fatalf("env only: %+v", st)
 	}
 	if r, err := k.Resolve(context.Background(), provider); err != nil || r != "sk-env-key" {
 		t.Fatalf("Resolve env: %q %v", r, err)
 	}
-	if err := k.Set(provider, "sk-keychain-key"); err != nil {
+	if err := k.Set(context.Background(), provider, "sk-keychain-key"); err != nil {
 		t.Fatal(err)
 	}
-	if st := k.Status(provider); st.Source != SourceKeychain {
+	if st := k.Status(context.Background(), provider); st.Source != SourceKeychain {
 		t.Fatalf("both: %+v", st)
 	}
 	// Read at the moment of use: a key changed in the UI applies at once.
 	if r, _ := k.Resolve(context.Background(), provider); r != "sk-keychain-key" {
 		t.Fatalf("Resolve both: %q", r)
 	}
-	if err := k.Set(provider, "sk-keychain-key-2"); err != nil {
+	if err := k.Set(context.Background(), provider, "sk-keychain-key-2"); err != nil {
 		t.Fatal(err)
 	}
 	if r, _ := k.Resolve(context.Background(), provider); r != "sk-keychain-key-2" {
@@ -125,13 +125,55 @@ func TestRealKeychainWinsOverEnv(t *testing.T) {
 func TestRealLargeKey(t *testing.T) {
 	k := realKeyring(t)
 	big := strings.Repeat("k", MaxKeyBytes)
-	if err := k.Set("zqbig", big); err != nil {
+	if err := k.Set(context.Background(), "zqbig", big); err != nil {
 		t.Fatalf("Set max size: %v", err)
 	}
-	if got, err := k.Get("zqbig"); err != nil || got != big {
+	if got, err := k.Get(context.Background(), "zqbig"); err != nil || got != big {
 		t.Fatalf("Get max size: %d bytes, %v", len(got), err)
 	}
-	if err := k.Set("zqbig", big+"k"); !errors.Is(err, ErrInvalidKey) {
+	if err := k.Set(context.Background(), "zqbig", big+"k"); !errors.Is(err, ErrInvalidKey) {
 		t.Fatalf("Set over max: %v", err)
+	}
+}
+
+// TestRealLookedUpOncePerChange: a key is read from the keychain once and
+// cached; a change made behind the Keyring's back is not seen, one made by
+// Set or Delete is at once.
+func TestRealLookedUpOncePerChange(t *testing.T) {
+	k := realKeyring(t)
+	ctx := context.Background()
+	const provider = "zqcache"
+	t.Setenv(EnvVar(provider), "")
+	if err := k.Set(ctx, provider, "sk-cache-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := k.Resolve(ctx, provider); err != nil || r != "sk-cache-1" {
+		t.Fatalf("Resolve: %q %v", r, err)
+	}
+	if err := keyring.Set(k.Service(), provider, "sk-cache-behind"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := k.Resolve(ctx, provider); r != "sk-cache-1" {
+		t.Fatalf("a change behind the Keyring's back was read: %q (the keychain was asked again)", r)
+	}
+	if err := k.Set(ctx, provider, "sk-cache-2"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := k.Resolve(ctx, provider); r != "sk-cache-2" {
+		t.Fatalf("after Set: %q", r)
+	}
+	if err := k.Delete(ctx, provider); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Resolve(ctx, provider); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after Delete: %v", err)
+	}
+	// A key stored behind its back after "none" is not seen either: none
+	// is cached too.
+	if err := keyring.Set(k.Service(), provider, "sk-cache-behind-2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Resolve(ctx, provider); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("none was not cached: %v", err)
 	}
 }

@@ -58,8 +58,30 @@ type Provider struct {
 	KeyConfigured bool              `json:"keyConfigured"`
 	// KeySource is keychain, stdin, env, or "".
 	KeySource string `json:"keySource"`
+	// Retry is the profile's retry and timeout overrides ({} when none).
+	Retry RetrySettings `json:"retry"`
 	// Implicit is true for the openai profile while none is stored.
 	Implicit bool `json:"implicit"`
+}
+
+// RetrySettings are a provider profile's retry and timeout overrides; an
+// absent member follows the environment (OPENAI_MAX_RETRIES,
+// OPENAI_TIMEOUT_MS, OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_MAX,
+// NETWORK_RETRY_BASE_MS). Counts are 0..20, times 0..3,600,000 ms (0 = the
+// default). providers.set decodes it strictly: an unknown member is -32602.
+type RetrySettings struct {
+	// MaxRetries is how often a 429 or 5xx answer is retried.
+	MaxRetries *int `json:"maxRetries,omitempty" jsonschema:"minimum=0,maximum=20"`
+	// TimeoutMS bounds one model request.
+	TimeoutMS *int64 `json:"timeoutMs,omitempty" jsonschema:"minimum=0,maximum=3600000"`
+	// StreamIdleMS is the idle watchdog: a stream with no byte for this
+	// long fails with a retriable network error.
+	StreamIdleMS *int64 `json:"streamIdleMs,omitempty" jsonschema:"minimum=0,maximum=3600000"`
+	// NetworkRetryMax is how often a network error is retried.
+	NetworkRetryMax *int `json:"networkRetryMax,omitempty" jsonschema:"minimum=0,maximum=20"`
+	// NetworkRetryBaseMS is the first backoff of network retries (doubled
+	// each time).
+	NetworkRetryBaseMS *int64 `json:"networkRetryBaseMs,omitempty" jsonschema:"minimum=0,maximum=3600000"`
 }
 
 // ProvidersListResult is the result of providers.list.
@@ -77,6 +99,9 @@ type ProvidersSetParams struct {
 	Headers       *map[string]string `json:"headers,omitempty"`
 	Proxy         *string            `json:"proxy,omitempty"`
 	ContextWindow *int               `json:"contextWindow,omitempty"`
+	// Retry replaces the profile's retry overrides as a whole ({} clears
+	// them).
+	Retry *RetrySettings `json:"retry,omitempty"`
 }
 
 // NameParams are the params of methods that name one thing

@@ -146,6 +146,11 @@ ALTER TABLE grants DROP COLUMN mode;
 ALTER TABLE grants DROP COLUMN shell_policy;
 ALTER TABLE grants DROP COLUMN allowed_commands;
 `,
+	// 5: a provider profile's retry and timeout overrides (JSON object;
+	// absent members follow the environment).
+	`
+ALTER TABLE provider_profiles ADD COLUMN retry TEXT NOT NULL DEFAULT '{}';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

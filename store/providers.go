@@ -20,7 +20,58 @@ type ProviderProfile struct {
 	Proxy         string            `json:"proxy,omitempty"`
 	Headers       map[string]string `json:"headers,omitempty"`
 	ContextWindow int               `json:"contextWindow,omitempty"`
-	UpdatedAt     time.Time         `json:"updatedAt"`
+	// Retry overrides the environment's retry and timeout settings for
+	// this profile's requests.
+	Retry     RetrySettings `json:"retry"`
+	UpdatedAt time.Time     `json:"updatedAt"`
+}
+
+// RetrySettings override a profile's reliability settings; a nil member
+// keeps the environment's value (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS,
+// OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_MAX, NETWORK_RETRY_BASE_MS) or its
+// default. Stored as a JSON object in provider_profiles.retry.
+type RetrySettings struct {
+	MaxRetries         *int   `json:"maxRetries,omitempty"`
+	TimeoutMS          *int64 `json:"timeoutMs,omitempty"`
+	StreamIdleMS       *int64 `json:"streamIdleMs,omitempty"`
+	NetworkRetryMax    *int   `json:"networkRetryMax,omitempty"`
+	NetworkRetryBaseMS *int64 `json:"networkRetryBaseMs,omitempty"`
+}
+
+// Limits of RetrySettings.
+const (
+	MaxRetryCount  = 20
+	MaxRetryMillis = 3_600_000 // one hour
+)
+
+// Check reports the first member out of range: counts 0..MaxRetryCount,
+// times 0..MaxRetryMillis (0 = the default, and for timeoutMs no bound).
+// The error names the member (its JSON name).
+func (r RetrySettings) Check() error {
+	for _, c := range []struct {
+		name string
+		v    *int64
+		max  int64
+	}{
+		{"maxRetries", intPtr64(r.MaxRetries), MaxRetryCount},
+		{"timeoutMs", r.TimeoutMS, MaxRetryMillis},
+		{"streamIdleMs", r.StreamIdleMS, MaxRetryMillis},
+		{"networkRetryMax", intPtr64(r.NetworkRetryMax), MaxRetryCount},
+		{"networkRetryBaseMs", r.NetworkRetryBaseMS, MaxRetryMillis},
+	} {
+		if c.v != nil && (*c.v < 0 || *c.v > c.max) {
+			return fmt.Errorf("%w: retry.%s must be between 0 and %d", ErrInvalid, c.name, c.max)
+		}
+	}
+	return nil
+}
+
+func intPtr64(p *int) *int64 {
+	if p == nil {
+		return nil
+	}
+	v := int64(*p)
+	return &v
 }
 
 // credentialHeaders are refused in profiles: a key must never reach the
@@ -58,20 +109,23 @@ func checkProfile(p *ProviderProfile) error {
 	if u, err := url.Parse(p.BaseURL); err == nil && u.User != nil {
 		return fmt.Errorf("%w: base URL carries credentials", ErrInvalid)
 	}
-	return nil
+	return p.Retry.Check()
 }
 
-const profileCols = "name, base_url, api_mode, default_model, proxy, headers, context_window, updated_at"
+const profileCols = "name, base_url, api_mode, default_model, proxy, headers, context_window, retry, updated_at"
 
 func scanProfile(r scanner) (ProviderProfile, error) {
 	var p ProviderProfile
-	var headers []byte
+	var headers, retry []byte
 	var updated int64
-	if err := r.Scan(&p.Name, &p.BaseURL, &p.APIMode, &p.DefaultModel, &p.Proxy, &headers, &p.ContextWindow, &updated); err != nil {
+	if err := r.Scan(&p.Name, &p.BaseURL, &p.APIMode, &p.DefaultModel, &p.Proxy, &headers, &p.ContextWindow, &retry, &updated); err != nil {
 		return ProviderProfile{}, err
 	}
 	if err := json.Unmarshal(headers, &p.Headers); err != nil {
 		return ProviderProfile{}, fmt.Errorf("%w: headers: %v", ErrCorrupt, err)
+	}
+	if err := json.Unmarshal(retry, &p.Retry); err != nil {
+		return ProviderProfile{}, fmt.Errorf("%w: retry: %v", ErrCorrupt, err)
 	}
 	if len(p.Headers) == 0 {
 		p.Headers = nil
@@ -124,9 +178,13 @@ func (s *Store) PutProviderProfile(ctx context.Context, p ProviderProfile) error
 	if err != nil {
 		return fmt.Errorf("put provider profile: %w", err)
 	}
+	rb, err := json.Marshal(p.Retry)
+	if err != nil {
+		return fmt.Errorf("put provider profile: %w", err)
+	}
 	err = s.write(ctx, func(t *wtx) error {
-		_, err := t.tx.ExecContext(t.ctx, "INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			p.Name, p.BaseURL, p.APIMode, p.DefaultModel, p.Proxy, string(hb), p.ContextWindow, t.nowMS())
+		_, err := t.tx.ExecContext(t.ctx, "INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			p.Name, p.BaseURL, p.APIMode, p.DefaultModel, p.Proxy, string(hb), p.ContextWindow, string(rb), t.nowMS())
 		return err
 	})
 	if err != nil {

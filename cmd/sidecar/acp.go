@@ -110,7 +110,6 @@ func runACP(args []string) error {
 		Keyring:        kr,
 		Terminals:      terms,
 		AuditLogDir:    cfg.auditLogDir,
-		APIKey:         apiKeySource(kr),
 		Logger:         log,
 	}
 	return acp.Serve(ctx, opts, os.Stdin, out)

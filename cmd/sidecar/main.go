@@ -172,7 +172,6 @@ func run(args []string) error {
 		Keyring:        kr,
 		Terminals:      terms,
 		AuditLogDir:    cfg.auditLogDir,
-		APIKey:         apiKeySource(kr),
 		Logger:         log,
 		OnShutdown:     func() { close(shutdown) },
 	})

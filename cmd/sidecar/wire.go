@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/zqagent/sidecar/ipc/host"
-	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -23,16 +21,4 @@ func recoverInterrupted(ctx context.Context, st *store.Store) error {
 		slog.Info("sessions interrupted by the last exit", "sessions", ids)
 	}
 	return nil
-}
-
-// apiKeySource reads the OpenAI key from the keychain, then the
-// environment, at each use ("" when none is configured).
-func apiKeySource(kr *keychain.Keyring) func(ctx context.Context) (string, error) {
-	return func(ctx context.Context) (string, error) {
-		k, err := kr.Resolve(ctx, "openai")
-		if errors.Is(err, keychain.ErrNotFound) || errors.Is(err, keychain.ErrUnavailable) {
-			return "", nil
-		}
-		return k, err
-	}
 }

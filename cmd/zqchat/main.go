@@ -4,6 +4,8 @@
 // session in the terminal — streaming text, tool calls as they run, and
 // approvals, questions, plans and directory requests answered at prompts.
 // `make run` starts it; it is also a readable example of the protocol.
+// /help lists its commands (show.go renders events, commands.go the
+// slash commands).
 package main
 
 import (
@@ -39,8 +41,12 @@ func main() {
 }
 
 func run(sidecarPath, projectDir, dataDir, mode, model string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Ctrl-C stops the running turn, or leaves at the prompt; SIGTERM leaves.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	abs, err := filepath.Abs(projectDir)
 	if err != nil {
 		return err
@@ -113,14 +119,15 @@ func run(sidecarPath, projectDir, dataDir, mode, model string) error {
 	if _, err := c.Subscribe(ctx, sessionID, 0); err != nil {
 		return err
 	}
-	banner(initRes, abs, mode, logPath)
+	provider := banner(os.Stdout, initRes, abs, mode, logPath)
 
 	lines := make(chan string)
 	go readLines(os.Stdin, lines)
-	ch := &chat{c: c, sessionID: sessionID, lines: lines}
+	ch := &chat{c: c, out: os.Stdout, projectID: projectID, sessionID: sessionID, sessionExtra: extra,
+		lines: lines, sigs: sigs, quit: cancel, demo: provider == "demo"}
 	for {
 		fmt.Print("\n\033[1myou>\033[0m ")
-		text, ok := ch.line(ctx)
+		text, ok := ch.prompt(ctx)
 		if !ok {
 			fmt.Println()
 			return nil
@@ -129,24 +136,29 @@ func run(sidecarPath, projectDir, dataDir, mode, model string) error {
 		if text == "" {
 			continue
 		}
-		if text == "/quit" || text == "/exit" {
+		handled, err := ch.slash(ctx, text)
+		if errors.Is(err, errQuit) {
 			return nil
 		}
-		if _, err := c.StartTurn(ctx, sessionID, text); err != nil {
-			fmt.Println("error:", err)
-			continue
-		}
-		if err := ch.followTurn(ctx); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return nil
+		if err == nil && !handled {
+			if _, err = c.StartTurn(ctx, ch.sessionID, text); err != nil {
+				fmt.Println("error:", err)
+				continue
 			}
+			err = ch.followTurn(ctx)
+		}
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
 }
 
-// banner says which provider answers; with no key it is the scripted demo.
-func banner(initRes json.RawMessage, dir, mode, logPath string) {
+// banner says which provider answers (with no key, the built-in demo) and
+// returns its kind: openai, scripted or demo.
+func banner(w io.Writer, initRes json.RawMessage, dir, mode, logPath string) string {
 	var res struct {
 		Server struct {
 			Name    string `json:"name"`
@@ -158,14 +170,15 @@ func banner(initRes json.RawMessage, dir, mode, logPath string) {
 		} `json:"capabilities"`
 	}
 	_ = json.Unmarshal(initRes, &res)
-	fmt.Printf("\033[1mzqagent sidecar %s\033[0m — project %s, mode %s, provider %s\n", res.Server.Version, dir, mode, res.Capabilities.Provider)
+	fmt.Fprintf(w, "\033[1mzqagent sidecar %s\033[0m — project %s, mode %s, provider %s\n", res.Server.Version, dir, mode, res.Capabilities.Provider)
 	if res.Capabilities.Provider == "demo" {
-		fmt.Println("\033[33mNo API key is configured: you are talking to the scripted demo provider (no tokens, canned answers).\033[0m")
-		fmt.Println("Set OPENAI_API_KEY and OPENAI_MODEL (or store a key with keys.set) to use a real model.")
+		fmt.Fprintln(w, "\033[33mNo API key is configured: you are talking to the built-in demo (no model, no tokens, canned answers).\033[0m")
+		fmt.Fprintln(w, "For a real model, start with OPENAI_API_KEY and OPENAI_MODEL set, e.g. OPENAI_API_KEY=sk-... OPENAI_MODEL=gpt-4.1 make run")
 	} else if res.Capabilities.Notice != "" {
-		fmt.Println(res.Capabilities.Notice)
+		fmt.Fprintln(w, res.Capabilities.Notice)
 	}
-	fmt.Printf("Type a message; /quit to leave. Sidecar log: %s\n", logPath)
+	fmt.Fprintf(w, "Type a message; /help lists the commands, /quit leaves. Sidecar log: %s\n", logPath)
+	return res.Capabilities.Provider
 }
 
 func readLines(r io.Reader, out chan<- string) {
@@ -176,30 +189,77 @@ func readLines(r io.Reader, out chan<- string) {
 	close(out)
 }
 
+// chat is one terminal conversation with the sidecar.
 type chat struct {
-	c         *client.Client
-	sessionID string
-	lines     <-chan string
+	c            *client.Client
+	out          io.Writer
+	projectID    string
+	sessionID    string
+	sessionExtra map[string]any // session.create's params, for /new
+	lines        <-chan string  // stdin, line by line; closed at EOF
+	sigs         <-chan os.Signal
+	quit         context.CancelFunc
+	demo         bool // the demo provider answers
+	demoHinted   bool // demoHint was shown
 }
 
-func (ch *chat) line(ctx context.Context) (string, bool) {
+// prompt reads a line at the you> prompt; false at EOF, Ctrl-C or SIGTERM.
+func (ch *chat) prompt(ctx context.Context) (string, bool) {
 	select {
 	case l, ok := <-ch.lines:
 		return l, ok
+	case <-ch.sigs:
+		ch.quit()
+		return "", false
 	case <-ctx.Done():
 		return "", false
 	}
 }
 
-// ask prints a prompt and reads one answer.
-func (ch *chat) ask(ctx context.Context, prompt string) string {
-	fmt.Print(prompt)
-	l, _ := ch.line(ctx)
-	return strings.TrimSpace(l)
+// ask prints a prompt and reads one answer; ok is false when the turn was
+// stopped (Ctrl-C) or stdin ended first.
+func (ch *chat) ask(ctx context.Context, stop <-chan struct{}, prompt string) (string, bool) {
+	fmt.Fprint(ch.out, prompt)
+	select {
+	case l, ok := <-ch.lines:
+		return strings.TrimSpace(l), ok
+	case <-stop:
+		return "", false
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// watchInterrupt turns Ctrl-C during a turn into turn.interrupt (SIGTERM
+// leaves); stop is closed at the first one. It returns when done closes.
+func (ch *chat) watchInterrupt(ctx context.Context, stop chan<- struct{}, done <-chan struct{}) {
+	stopped := false
+	for {
+		select {
+		case s := <-ch.sigs:
+			if s == syscall.SIGTERM {
+				ch.quit()
+				return
+			}
+			if !stopped {
+				stopped = true
+				close(stop)
+			}
+			fmt.Fprint(ch.out, "\n\033[2m(stopping the turn…)\033[0m")
+			_ = ch.c.Call(ctx, "turn.interrupt", map[string]string{"sessionId": ch.sessionID}, nil)
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // followTurn prints events until the turn ends, answering what it asks.
 func (ch *chat) followTurn(ctx context.Context) error {
+	stop, done := make(chan struct{}), make(chan struct{})
+	defer close(done)
+	go ch.watchInterrupt(ctx, stop, done)
 	inText, inThought := false, false
 	for {
 		ev, err := ch.c.NextEvent(ctx, ch.sessionID)
@@ -213,111 +273,125 @@ func (ch *chat) followTurn(ctx context.Context) error {
 			}
 			return err
 		}
-		var d map[string]any
+		var d struct {
+			Text          string            `json:"text"`
+			Name          string            `json:"name"`
+			Status        string            `json:"status"`
+			Arguments     map[string]any    `json:"arguments"`
+			ResultPreview string            `json:"result_preview"`
+			RequestID     string            `json:"requestId"`
+			Reason        string            `json:"reason"`
+			Command       string            `json:"command"`
+			AlwaysCommand bool              `json:"alwaysCommand"`
+			AlwaysNote    string            `json:"alwaysCommandNote"`
+			Question      string            `json:"question"`
+			Options       []string          `json:"options"`
+			Plan          string            `json:"plan"`
+			Path          string            `json:"path"`
+			Writable      bool              `json:"writable"`
+			Error         string            `json:"error"`
+			Display       map[string]string `json:"display"`
+		}
 		_ = json.Unmarshal(ev.Data, &d)
-		str := func(k string) string { s, _ := d[k].(string); return s }
+		respond := func(resp any) {
+			if err := ch.c.Respond(ctx, ch.sessionID, d.RequestID, resp); err != nil {
+				fmt.Fprintln(ch.out, "  answer failed:", err)
+			}
+		}
 		switch ev.Type {
 		case "assistant_message":
 			inText, inThought = false, false
 		case "assistant_delta":
 			if !inText {
-				fmt.Print("\n\033[1magent>\033[0m ")
+				fmt.Fprint(ch.out, "\n\033[1magent>\033[0m ")
 				inText = true
 			}
-			fmt.Print(str("text"))
+			fmt.Fprint(ch.out, d.Text)
 		case "reasoning_delta":
 			if !inThought {
-				fmt.Print("\n\033[2m(thinking)\033[0m ")
+				fmt.Fprint(ch.out, "\n\033[2m(thinking)\033[0m ")
 				inThought = true
 			}
-			fmt.Print("\033[2m" + str("text") + "\033[0m")
+			fmt.Fprint(ch.out, "\033[2m"+d.Text+"\033[0m")
 		case "tool_started":
 			inText = false
-			fmt.Printf("\n\033[36m▶ %s\033[0m", str("name"))
+			fmt.Fprintf(ch.out, "\n\033[36m▶ %s\033[0m", safeText(d.Name))
 		case "tool_proposed":
-			args, _ := json.Marshal(d["arguments"])
-			fmt.Printf("\n\033[2m  %s %s\033[0m", str("name"), truncate(string(args), 160))
+			fmt.Fprintf(ch.out, "\n\033[2m  %s %s\033[0m", safeText(d.Name), oneLine(d.Arguments, 160))
 		case "tool_finished":
 			mark := "\033[32m✓\033[0m"
-			if str("status") != "ok" {
-				mark = "\033[31m✗ " + str("status") + "\033[0m"
+			if d.Status != "ok" {
+				mark = "\033[31m✗ " + safeText(d.Status) + "\033[0m"
 			}
-			fmt.Printf("\n  %s %s %s", mark, str("name"), truncate(strings.ReplaceAll(str("result_preview"), "\n", " "), 120))
+			fmt.Fprintf(ch.out, "\n  %s %s %s", mark, safeText(d.Name), truncate(safeText(strings.ReplaceAll(d.ResultPreview, "\n", " ")), 120))
 		case "permission_required":
 			inText = false
-			args, _ := json.Marshal(d["arguments"])
-			fmt.Printf("\n\033[33m? %s wants to run\033[0m %s\n  reason: %s\n", str("name"), truncate(string(args), 300), str("reason"))
+			fmt.Fprintf(ch.out, "\n\033[33m? %s asks for approval\033[0m — %s\n%s\n", safeText(d.Name), safeText(d.Reason), showArgs(d.Arguments, d.Display, "  ", 12))
+			if d.Name == "run_shell" && !d.AlwaysCommand && d.AlwaysNote != "" {
+				fmt.Fprintf(ch.out, "  \033[2m(no \"always this command\": %s)\033[0m\n", safeText(d.AlwaysNote))
+			}
+			cs := approvalChoices(d.Name, d.Command, d.AlwaysCommand)
+			fmt.Fprint(ch.out, choicePrompt(cs))
 			outcome := "deny"
-			prompt := "  allow? [y]es once / [a]lways this tool / [n]o: "
-			offered, _ := d["alwaysCommand"].(bool)
-			if offered {
-				prompt = "  allow? [y]es once / [a]lways this tool / [c]ommand " + str("command") + " always / [n]o: "
-			}
-			switch strings.ToLower(ch.ask(ctx, prompt)) {
-			case "y", "yes":
-				outcome = "once"
-			case "a", "always":
-				outcome = "always_tool"
-			case "c":
-				if offered {
-					outcome = "always_command"
+			for {
+				ans, ok := ch.ask(ctx, stop, "  your choice: ")
+				if !ok {
+					break // stopped or stdin ended: the request is denied
 				}
+				if o, ok := pickChoice(cs, ans); ok {
+					outcome = o
+					break
+				}
+				fmt.Fprintf(ch.out, "  (type one of: %s)\n", choiceKeys(cs))
 			}
-			if err := ch.c.Respond(ctx, ch.sessionID, str("requestId"), map[string]string{"outcome": outcome}); err != nil {
-				fmt.Println("  answer failed:", err)
-			}
+			respond(map[string]string{"outcome": outcome})
 		case "ask_user_question":
 			inText = false
-			fmt.Printf("\n\033[33m? %s\033[0m\n", str("question"))
-			opts, _ := d["options"].([]any)
-			for i, o := range opts {
-				fmt.Printf("  %d) %v\n", i+1, o)
+			fmt.Fprintf(ch.out, "\n\033[33m? %s\033[0m\n", fieldText(d.Question, "question", d.Display))
+			for i, o := range d.Options {
+				fmt.Fprintf(ch.out, "  %d) %s\n", i+1, fieldText(o, fmt.Sprintf("options[%d]", i), d.Display))
 			}
-			ans := ch.ask(ctx, "  answer (number or text): ")
+			ans, _ := ch.ask(ctx, stop, "  answer (number or text): ")
 			var n int
-			if _, err := fmt.Sscanf(ans, "%d", &n); err == nil && n >= 1 && n <= len(opts) {
-				ans = fmt.Sprint(opts[n-1])
+			if _, err := fmt.Sscanf(ans, "%d", &n); err == nil && n >= 1 && n <= len(d.Options) {
+				ans = d.Options[n-1]
 			}
-			if err := ch.c.Respond(ctx, ch.sessionID, str("requestId"), map[string]string{"answer": ans}); err != nil {
-				fmt.Println("  answer failed:", err)
-			}
+			respond(map[string]string{"answer": ans})
 		case "plan_proposed":
 			inText = false
-			fmt.Printf("\n\033[33m? proposed plan:\033[0m\n%s\n", str("plan"))
-			ok := strings.HasPrefix(strings.ToLower(ch.ask(ctx, "  approve? [y/n]: ")), "y")
+			fmt.Fprintf(ch.out, "\n\033[33m? proposed plan:\033[0m\n%s\n", fieldText(d.Plan, "plan", d.Display))
+			ans, _ := ch.ask(ctx, stop, "  approve? [y/n]: ")
+			ok := strings.HasPrefix(strings.ToLower(ans), "y")
 			resp := map[string]any{"approved": ok}
 			if !ok {
-				resp["feedback"] = ch.ask(ctx, "  feedback: ")
+				resp["feedback"], _ = ch.ask(ctx, stop, "  feedback: ")
 			}
-			if err := ch.c.Respond(ctx, ch.sessionID, str("requestId"), resp); err != nil {
-				fmt.Println("  answer failed:", err)
-			}
+			respond(resp)
 		case "directory_requested":
 			inText = false
-			fmt.Printf("\n\033[33m? access to %s requested\033[0m (%s)\n", str("path"), str("reason"))
-			ok := strings.HasPrefix(strings.ToLower(ch.ask(ctx, "  grant? [y/n]: ")), "y")
-			if err := ch.c.Respond(ctx, ch.sessionID, str("requestId"), map[string]any{"granted": ok, "writable": d["writable"]}); err != nil {
-				fmt.Println("  answer failed:", err)
+			access := "read"
+			if d.Writable {
+				access = "read and write"
 			}
+			fmt.Fprintf(ch.out, "\n\033[33m? %s access to %s requested\033[0m — %s\n", access, fieldText(d.Path, "path", d.Display), fieldText(d.Reason, "reason", d.Display))
+			ans, _ := ch.ask(ctx, stop, "  grant? [y/n]: ")
+			respond(map[string]any{"granted": strings.HasPrefix(strings.ToLower(ans), "y"), "writable": d.Writable})
 		case "llm_retry":
-			fmt.Printf("\n\033[2m(retrying the model: %s)\033[0m", str("reason"))
+			fmt.Fprintf(ch.out, "\n\033[2m(retrying the model: %s)\033[0m", safeText(d.Reason))
 		case "compacting":
-			fmt.Print("\n\033[2m(compacting the context…)\033[0m")
+			fmt.Fprint(ch.out, "\n\033[2m(compacting the context…)\033[0m")
 		case "error":
-			fmt.Printf("\n\033[31merror: %s\033[0m", str("error"))
+			fmt.Fprintf(ch.out, "\n\033[31merror: %s\033[0m", safeText(d.Error))
 		case "turn_end":
-			if s := str("status"); s != "completed" {
-				fmt.Printf("\n\033[2m(turn %s)\033[0m", s)
+			if d.Status != "completed" {
+				fmt.Fprintf(ch.out, "\n\033[2m(turn %s)\033[0m", safeText(d.Status))
 			}
-			fmt.Println()
+			fmt.Fprintln(ch.out)
+			if ch.demo && !ch.demoHinted && d.Status == "completed" {
+				ch.demoHinted = true
+				fmt.Fprintf(ch.out, "\n\033[33m%s\033[0m\n", demoHint)
+			}
 			return nil
 		}
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -47,7 +48,12 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 				}
 				require.Equal(t, tc.attempts, f.count(used), mode, " attempts")
 				require.Equal(t, tc.attempts, len(f.all()), mode, ": 401/429/5xx/overflow never fall back")
-				require.Equal(t, 0, len(r.retries), "status retries are silent")
+				require.Equal(t, tc.attempts-1, len(r.retries), "each 429/5xx retry is announced")
+				for i, ri := range r.retries {
+					require.Equal(t, i+1, ri.Attempt)
+					require.Equal(t, 2, ri.Max)
+					require.Contains(t, ri.Reason, fmt.Sprintf("HTTP %d", tc.status))
+				}
 			}
 		})
 	}

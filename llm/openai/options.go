@@ -56,8 +56,9 @@ type Options struct {
 	// StreamIdle aborts a stream that produced no byte for this long
 	// (OPENAI_STREAM_IDLE_MS). Zero: DefaultStreamIdle.
 	StreamIdle time.Duration
-	// MaxRetries is how often a 429 or 5xx answer is retried silently before
-	// any content, like the OpenAI SDKs do (OPENAI_MAX_RETRIES).
+	// MaxRetries is how often a 429 or 5xx answer is retried before any
+	// content, like the OpenAI SDKs do, each announced by a Retry chunk
+	// (OPENAI_MAX_RETRIES).
 	MaxRetries int
 	// NetworkRetryMax is how often a transient network error before any
 	// content is retried, each announced by a Retry chunk (NETWORK_RETRY_MAX).

@@ -172,7 +172,13 @@ func (p *Provider) stream(ctx context.Context, req llm.Request, out *collector, 
 				continue
 			case retryableStatus(err) && statusTries < p.opts.MaxRetries:
 				statusTries++
-				if err := sleep(ctx, p.opts.NetworkRetryBase<<(statusTries-1)); err != nil {
+				wait := p.opts.NetworkRetryBase << (statusTries - 1)
+				info := llm.RetryInfo{Attempt: statusTries, Max: p.opts.MaxRetries,
+					Reason: redact(truncate(classify(err, key).Error(), 200), key), WaitMS: wait.Milliseconds()}
+				if !out.announce(info) {
+					return key, errStopped
+				}
+				if err := sleep(ctx, wait); err != nil {
 					return key, err
 				}
 				out.reset()

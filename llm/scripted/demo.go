@@ -115,8 +115,8 @@ func demoSummary(msgs []llm.Message, answer llm.Message) string {
 	if e := errorOf(answer.Content); e != "" {
 		reply = e
 	}
-	fmt.Fprintf(&b, "- You answered: %q.\n\n", truncate(strings.TrimSpace(reply), 200))
-	b.WriteString("That is the end of the demo. Configure an API key (OPENAI_API_KEY or keys.set) to talk to a real model.")
+	fmt.Fprintf(&b, "- You answered: \"%s\".\n\n", truncate(strings.TrimSpace(reply), 200))
+	b.WriteString("That is the end of the demo. To talk to a real model, configure an API key.")
 	return b.String()
 }
 

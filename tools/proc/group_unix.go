@@ -23,7 +23,10 @@ func SetGroup(cmd *exec.Cmd) {
 }
 
 // KillGroup ends the process group led by pid: SIGTERM to the whole group,
-// then, if any member is still there after grace, SIGKILL. It returns once
+// then, if any member is still there after grace, SIGKILL. A member that
+// cannot get the TERM — on Linux, a pid namespace's init without a TERM
+// handler, such as bubblewrap's while a sandbox starts — gets the KILL at
+// once. It returns once
 // the group is gone or the KILL was sent. A group that no longer exists is
 // not an error. grace <= 0 sends SIGKILL at once.
 //
@@ -47,6 +50,8 @@ func KillGroup(pid int, grace time.Duration) error {
 		if !GroupAlive(pid) {
 			return nil
 		}
+		// A pid namespace's init that cannot get the TERM is not waited for.
+		killDeafInits(pid)
 		time.Sleep(wait)
 	}
 	return signalGroup(pid, syscall.SIGKILL)

@@ -124,9 +124,9 @@ export type SandboxMode = "auto" | "off" | "required";
  */
 export type SearchKind = "none" | "searxng" | "brave";
 /**
- * SessionStatus is a session's status.
+ * SessionStatus is a session's status: the session host's turn state (ipc/host.TurnState; ui-protocol.md, "The turn state machine").
  */
-export type SessionStatus = "idle" | "running" | "interrupted" | "suspended";
+export type SessionStatus = "idle" | "interrupted" | "queued" | "running" | "awaiting" | "suspended";
 /**
  * ShellPolicy decides which shell commands run without approval.
  */
@@ -1167,10 +1167,38 @@ export interface Provider {
    * KeySource is keychain, stdin, env, or "".
    */
   keySource: string;
+  retry: RetrySettings;
   /**
    * Implicit is true for the openai profile while none is stored.
    */
   implicit: boolean;
+}
+/**
+ * RetrySettings are a provider profile's retry and timeout overrides; an absent member follows the environment (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS, OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_MAX, NETWORK_RETRY_BASE_MS).
+ */
+export interface RetrySettings {
+  /**
+   * MaxRetries is how often a 429 or 5xx answer is retried.
+   */
+  maxRetries?: number;
+  /**
+   * TimeoutMS bounds one model request.
+   */
+  timeoutMs?: number;
+  /**
+   * StreamIdleMS is the idle watchdog: a stream with no byte for this
+   * long fails with a retriable network error.
+   */
+  streamIdleMs?: number;
+  /**
+   * NetworkRetryMax is how often a network error is retried.
+   */
+  networkRetryMax?: number;
+  /**
+   * NetworkRetryBaseMS is the first backoff of network retries (doubled
+   * each time).
+   */
+  networkRetryBaseMs?: number;
 }
 /**
  * ProvidersListResult is the result of providers.list.
@@ -1191,6 +1219,7 @@ export interface ProvidersSetParams {
   };
   proxy?: string;
   contextWindow?: number;
+  retry?: RetrySettings;
 }
 /**
  * QuestionResponse answers an ask_user_question request.
@@ -1370,7 +1399,7 @@ export interface Session {
   lang: string;
   status: SessionStatus;
   /**
-   * Running is whether a turn runs or is queued in this process now.
+   * Running is whether the session is busy: queued, running or awaiting.
    */
   running: boolean;
   taskCount: number;

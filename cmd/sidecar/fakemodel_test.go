@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// noBus points the keychain at no session bus (a headless machine).
+const noBus = "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/zqagent-bus"
+
+// fakeModel is an OpenAI-compatible endpoint (Chat Completions) that plays
+// a plan: each streamed request takes the next step (the last one repeats).
+// Session-naming requests (not streamed) are answered with a name, or,
+// with hangNaming, never (until the client goes away).
+type fakeModel struct {
+	srv        *httptest.Server
+	hangNaming bool
+
+	mu       sync.Mutex // guards plan, streams, namings, namingAt
+	plan     []string   // "429", "500", "reset", "stall", else a text to stream
+	streams  int
+	namings  int
+	namingAt chan struct{} // closed at the first naming request
+}
+
+func newFakeModel(t *testing.T, plan ...string) *fakeModel {
+	t.Helper()
+	f := &fakeModel{plan: plan, namingAt: make(chan struct{})}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// env is the environment of a sidecar that talks to f.
+func (f *fakeModel) env() []string {
+	return []string{"OPENAI_BASE_URL=" + f.srv.URL + "/v1", "OPENAI_FORCE_API_MODE=chat", "OPENAI_MODEL=m-fake", "ZQAGENT_SCRIPT="}
+}
+
+func (f *fakeModel) counts() (streams, namings int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.streams, f.namings
+}
+
+func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.NotFound(w, r)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	var body struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.Unmarshal(b, &body)
+	f.mu.Lock()
+	if !body.Stream {
+		f.namings++
+		if f.namings == 1 {
+			close(f.namingAt)
+		}
+		hang := f.hangNaming
+		f.mu.Unlock()
+		if hang {
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"n","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"A fake name"},"finish_reason":"stop"}]}`)
+		return
+	}
+	step := "hello"
+	if len(f.plan) > 0 {
+		step = f.plan[min(f.streams, len(f.plan)-1)]
+	}
+	f.streams++
+	f.mu.Unlock()
+	switch step {
+	case "429":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, `{"error":{"message":"slow down","type":"rate_limit"}}`)
+	case "500":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"error":{"message":"overloaded"}}`)
+	case "reset":
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+	case "stall": // headers, then nothing until the client gives up
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	default:
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta, finish string) {
+			d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk",
+				"choices": []any{map[string]any{"index": 0, "delta": json.RawMessage(delta), "finish_reason": json.RawMessage(finish)}}})
+			fmt.Fprintf(w, "data: %s\n\n", d)
+		}
+		c, _ := json.Marshal(step)
+		chunk(`{"role":"assistant","content":`+string(c)+`}`, "null")
+		chunk(`{}`, `"stop"`)
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+func startTurn(t *testing.T, e *env, text string) {
+	t.Helper()
+	_, err := e.c.StartTurn(tctx(t), e.sid, text)
+	require.NoError(t, err)
+}
+
+// setupEnv is setup with a whole environment (added to os.Environ).
+func setupEnv(t *testing.T, envv []string, sessionExtra map[string]any) *env {
+	t.Helper()
+	e := &env{dataDir: filepath.Join(t.TempDir(), "data"), projDir: filepath.Join(t.TempDir(), "proj")}
+	require.NoError(t, os.MkdirAll(e.projDir, 0o755))
+	e.p = spawn(t, e.dataDir, envv...)
+	e.c = e.p.connect(t)
+	pid, err := e.c.OpenProject(tctx(t), e.projDir)
+	require.NoError(t, err)
+	e.sid, err = e.c.CreateSession(tctx(t), pid, sessionExtra)
+	require.NoError(t, err)
+	_, err = e.c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	return e
+}

@@ -85,8 +85,8 @@ cross:
 
 ## bench: the figures in the README. First the sidecar as a shell sees it
 ## (cmd/zqbench: the real binary over its WebSocket with a local fake model;
-## CPU and heap profiles of the streaming and long-session runs go to
-## $(PROFILES), their top entries to bench.out), then the packages' Go
+## CPU and heap profiles of the first run of the turns, tools, streaming and
+## long-session figures go to $(PROFILES), their top entries to bench.out), then the packages' Go
 ## benchmarks (store, grep vs rg, terminals, compaction ...).
 ## make bench BENCH_RUNS=3 for fewer runs; make bench-sidecar for the first part only.
 PROFILES    ?= bench-profiles

@@ -6,8 +6,9 @@
 // over a long session, and the server CPU of a 20-round tool turn. Server
 // CPU is read from /proc (Linux only).
 //
-// With --profile-dir, the streaming and long-session runs also write the
-// sidecar's CPU and heap profiles there (ZQAGENT_CPUPROFILE,
+// With --profile-dir, the first run of the turns, tools, streaming and
+// long-session figures also writes the sidecar's CPU and heap profiles
+// there (ZQAGENT_CPUPROFILE,
 // ZQAGENT_HEAPPROFILE).
 package main
 

@@ -101,10 +101,14 @@ test("call: typed results and Error subclasses with code and data", async (t) =>
 });
 
 test("subscribe: replayed events are never lost, each seq once and in order", async (t) => {
-  // One long streamed answer: many events land in the socket right behind
-  // the subscribe answer.
-  const long = "word ".repeat(400);
-  const env = await start([text(long, { chunkSize: 3 }), text(long, { chunkSize: 3 })]);
+  // Long turns: many events land in the socket right behind the subscribe
+  // answer. Tool rounds, not one long text, since the sidecar may coalesce
+  // a stream's deltas into few events.
+  const rounds = (tag: string) => [
+    ...Array.from({ length: 30 }, (_, i) => calls("", toolCall(`${tag}${i}`, "list_files", { path: "." }))),
+    text("done"),
+  ];
+  const env = await start([...rounds("a"), ...rounds("b")]);
   t.after(() => env.sidecar.stop());
   const c = await env.sidecar.connect({ client });
   t.after(() => c.close());

@@ -194,14 +194,18 @@ func (s *Server) sessionGet(ctx context.Context, _ *conn, raw json.RawMessage) (
 		return nil, err
 	}
 	var msgs []llm.Message
-	queued := 0
 	if h := s.loadedHost(p.SessionID); h != nil {
-		eng := h.Loaded()
-		queued = h.Queued()
-		if eng != nil {
+		if eng := h.Loaded(); eng != nil {
 			msgs = eng.Messages()
 		}
 	}
+	// The durable queue counts every acknowledged turn not started yet:
+	// also those waiting behind a suspended turn, and after a restart.
+	qts, err := st.QueuedTurns(ctx, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	queued := len(qts)
 	if msgs == nil {
 		if msgs, err = st.Messages(ctx, p.SessionID); err != nil {
 			return nil, err

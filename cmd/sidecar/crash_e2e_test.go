@@ -605,6 +605,11 @@ func TestE2EQueuedBehindSuspendedTurn(t *testing.T) {
 	status, running := sessionState(t, c, e.sid)
 	require.Equal(t, "suspended", status, "the queued turn waits for the suspended one")
 	require.False(t, running)
+	var got struct {
+		QueuedTurns int `json:"queuedTurns"`
+	}
+	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": e.sid}, &got))
+	require.Equal(t, 1, got.QueuedTurns, "session.get lists the acknowledged turn that waits behind the suspended one")
 	sub, err := c.Subscribe(tctx(t), e.sid, 0)
 	require.NoError(t, err)
 	require.Len(t, sub.PendingRequests, 1)

@@ -154,12 +154,14 @@ func TestTurnWithoutModelEndsWithConfigError(t *testing.T) {
 	turnID, err := c.StartTurn(tctx(t), sid, "hi")
 	require.NoError(t, err)
 	evs := collectTurn(t, c, sid)
-	require.Len(t, evs, 2)
-	require.Equal(t, "error", evs[0].Type)
-	require.Contains(t, string(evs[0].Data), `"error_type":"config"`)
-	require.Contains(t, string(evs[0].Data), "no model configured")
-	require.Contains(t, string(evs[1].Data), `"status":"error"`)
-	require.Equal(t, turnID, evs[1].TurnID)
+	require.Len(t, evs, 3, "turn_start + error + turn_end")
+	require.Equal(t, "turn_start", evs[0].Type)
+	require.Contains(t, string(evs[0].Data), `"input":"hi"`)
+	require.Equal(t, "error", evs[1].Type)
+	require.Contains(t, string(evs[1].Data), `"error_type":"config"`)
+	require.Contains(t, string(evs[1].Data), "no model configured")
+	require.Contains(t, string(evs[2].Data), `"status":"error"`)
+	require.Equal(t, turnID, evs[2].TurnID)
 }
 
 func TestDemoProviderNotice(t *testing.T) {

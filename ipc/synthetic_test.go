@@ -23,7 +23,7 @@ func TestSyntheticErrorCarriesTaskID(t *testing.T) {
 	turnID, err := c.StartTurn(tctx(t), sid, "hello")
 	require.NoError(t, err)
 	evs := collectTurn(t, c, sid)
-	require.Len(t, evs, 2, "error + turn_end")
+	require.Len(t, evs, 3, "turn_start + error + turn_end")
 	for _, ev := range evs {
 		var d struct {
 			TaskID string `json:"taskId"`
@@ -32,6 +32,6 @@ func TestSyntheticErrorCarriesTaskID(t *testing.T) {
 		require.Equal(t, turnID, d.TaskID, "%s %s", ev.Type, ev.Data)
 		require.Equal(t, turnID, ev.TurnID)
 	}
-	require.Equal(t, "error", evs[0].Type)
-	require.Contains(t, string(evs[0].Data), "gone")
+	require.Equal(t, []string{"turn_start", "error", "turn_end"}, []string{evs[0].Type, evs[1].Type, evs[2].Type})
+	require.Contains(t, string(evs[1].Data), "gone")
 }

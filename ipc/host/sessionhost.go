@@ -288,7 +288,7 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 	eng, err := h.engine(h.s.ctx, true)
 	if err != nil {
 		h.s.log.Warn("load engine", "session", h.id, "err", err)
-		h.recordFailure(job.ID, err, "engine_unavailable")
+		h.recordFailure(job, err, "engine_unavailable")
 		return
 	}
 	var events iter.Seq[engine.Event]
@@ -302,7 +302,7 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 		started, err := h.s.opts.Store.StartedCalls(ctx, h.id, job.From)
 		if err != nil {
 			h.s.log.Warn("started calls", "session", h.id, "err", err)
-			h.recordFailure(job.ID, err, "engine_unavailable")
+			h.recordFailure(job, err, "engine_unavailable")
 			return
 		}
 		events = eng.ResumeTurnStarted(ctx, job.ID, started)
@@ -335,7 +335,7 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 	if !yielded && job.Kind != JobResume {
 		// A retry whose error another retry already cleared: the turn id
 		// was given out, so it still gets its one turn_end.
-		h.recordFailure(job.ID, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry), "nothing_to_retry")
+		h.recordFailure(job, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry), "nothing_to_retry")
 		return
 	}
 	if completed && job.Kind == JobStart {
@@ -408,7 +408,8 @@ func (h *Session) committedEvent(ev store.Event, err error) {
 
 // recordFailure records an error and a turn_end for a turn that could not
 // start (no engine), so that clients see it end.
-func (h *Session) recordFailure(turnID string, cause error, reason string) {
+func (h *Session) recordFailure(job Job, cause error, reason string) {
+	turnID := job.ID
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	errType := "engine"
 	if h.s.opts.IsConfigError(cause) {
@@ -419,7 +420,12 @@ func (h *Session) recordFailure(turnID string, cause error, reason string) {
 	errData.TaskID = turnID
 	endData := engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason}
 	endData.TaskID = turnID
-	evs := []engine.Event{{Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
+	// Every turn opens with its turn_start, also one that never reached
+	// the engine: a shell that draws a turn from turn_start to turn_end
+	// sees this one too.
+	startData := engine.TurnStartData{Input: job.Input.Text, Resumed: job.Kind == JobResume}
+	startData.TaskID = turnID
+	evs := []engine.Event{{Type: engine.EventTurnStart, Data: startData}, {Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
 	for _, ev := range evs {
 		h.record(nil, ev)
 	}
@@ -701,7 +707,7 @@ func (s *Sessions) ResumeQueued(ctx context.Context) error {
 			if err != nil {
 				// It can never run: it ends now, with its one turn_end.
 				s.log.Warn("queued turn", "session", id, "err", err)
-				h.recordFailure(qt.TurnID, err, "queued_turn_unreadable")
+				h.recordFailure(Job{ID: qt.TurnID}, err, "queued_turn_unreadable")
 				continue
 			}
 			if suspended {

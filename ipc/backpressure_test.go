@@ -50,7 +50,14 @@ func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
 		withProvider(scripted.New(scripted.Response{Text: text, ChunkSize: 64 << 10})),
 		func(o *Options) { o.WriteTimeout = 2 * time.Second }, // a reading client never stalls that long
 	)
-	good := ts.dial(t)
+	// The reading client checks no frame against the schema: validating
+	// megabytes of text under -race on a loaded machine can pause its reads
+	// for longer than the 2 s stall bound, and this test is about stalls.
+	good, err := client.Dial(tctx(t), ts.url, ts.token, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { good.Close() })
+	_, err = good.Initialize(tctx(t), "good", "1", false)
+	require.NoError(t, err)
 	sid := ts.session(t, good, nil)
 
 	// The stalled client reads nothing once its tiny notification buffer

@@ -70,3 +70,27 @@ func TestOrderedMethodsRunInArrivalOrder(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, want, got)
 }
+
+// An ordered method takes the same gate as any other: before initialize
+// it is refused with -32001 and its handler never runs.
+func TestOrderedMethodBeforeInitializeIsRefused(t *testing.T) {
+	ran := make(chan struct{}, 1)
+	methods := map[string]wsrpc.Handler{
+		"initialize": func(_ context.Context, c *wsrpc.Conn, _ json.RawMessage) (any, error) {
+			c.MarkInitialized()
+			return map[string]any{}, nil
+		},
+		"key": func(context.Context, *wsrpc.Conn, json.RawMessage) (any, error) {
+			ran <- struct{}{}
+			return map[string]any{}, nil
+		},
+	}
+	url, _ := serveOrdered(t, methods, map[string]bool{"key": true})
+	ws := dial(t, url)
+	f := roundTrip(t, ws, `{"jsonrpc":"2.0","id":1,"method":"key","params":{"i":0}}`)
+	require.NotNil(t, f.Error)
+	require.Equal(t, wsrpc.CodeNotInitialized, f.Error.Code)
+	require.Nil(t, roundTrip(t, ws, `{"jsonrpc":"2.0","id":2,"method":"initialize"}`).Error)
+	require.Nil(t, roundTrip(t, ws, `{"jsonrpc":"2.0","id":3,"method":"key","params":{"i":1}}`).Error)
+	require.Len(t, ran, 1, "the handler ran once: after initialize")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -98,6 +99,7 @@ type Engine struct {
 	hook        Hook
 	compactor   Compactor
 	opts        Options // immutable after New
+	conv        string  // names this history to the provider (llm.Request.Conversation)
 
 	mu           sync.Mutex
 	state        State               // guarded by mu; changed only by setState
@@ -155,6 +157,7 @@ func New(opts Options) (*Engine, error) {
 		opts.Compactor = NewCompactor(compaction.Config{Provider: opts.Provider, ContextWindow: opts.ContextWindow, ThresholdPct: opts.ThresholdPct, SoftThresholdPct: opts.SoftThresholdPct, CapTokens: opts.CapTokens}, opts.Lang)
 	}
 	e := &Engine{
+		conv:         newID("conv_"),
 		provider:     opts.Provider,
 		registry:     opts.Registry,
 		permissions:  opts.Permissions,
@@ -240,7 +243,9 @@ func (e *Engine) SetSystemPrompt(text string) {
 	defer e.mu.Unlock()
 	e.instructions = text
 	if len(e.messages) > 0 && e.messages[0].Role == llm.RoleSystem {
-		e.messages[0].Content = text
+		msgs := slices.Clone(e.messages) // never in place: see Messages
+		msgs[0].Content = text
+		e.messages = msgs
 		return
 	}
 	e.messages = withSystem(e.messages, text)
@@ -253,11 +258,16 @@ func (e *Engine) SystemPrompt() string {
 	return e.instructions
 }
 
-// Messages returns a copy of the history.
+// Messages returns the history. The caller must not change its messages:
+// the slice shares them with the engine, which never changes a message in
+// place once it is in the history (a change copies the slice, an append
+// goes past the returned length). Sharing keeps the per-request cost from
+// growing with the session: a request, a checkpoint and the compactor's
+// check each read the history.
 func (e *Engine) Messages() []llm.Message {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]llm.Message(nil), e.messages...)
+	return slices.Clip(e.messages)
 }
 
 // SetMessages replaces the history (restoring a session); refused while a

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -645,4 +646,32 @@ func TestInteractiveWithoutHandlerIsToolError(t *testing.T) {
 	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Equal(t, engine.ToolError, find[engine.ToolFinishedData](evs)[0].Status)
+}
+
+// Messages shares the history with the engine, so the engine never changes
+// a message in place: a snapshot a reader holds (a checkpoint being
+// encoded, a request being sent) keeps its content when the system prompt
+// changes, when the next turn strips the last one's attachments and when
+// later turns append. Requests carry one conversation name.
+func TestMessagesSnapshotNeverChanges(t *testing.T) {
+	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "one"}, scripted.Response{Text: "two"})
+	att := []llm.Attachment{{Name: "a.png", MimeType: "image/png", DataURL: "data:image/png;base64,AAAA"}}
+	collect(r.eng.Run(context.Background(), engine.Input{Text: "first", Attachments: att}))
+	snap := r.eng.Messages()
+	want := slices.Clone(snap)
+	require.Len(t, want[1].Attachments, 1)
+
+	r.eng.SetSystemPrompt("You are another test.")
+	collect(r.eng.Run(context.Background(), engine.Input{Text: "second"}))
+	require.Equal(t, want, snap, "the snapshot kept its messages")
+
+	now := r.eng.Messages()
+	require.Equal(t, "You are another test.", now[0].Content)
+	require.Empty(t, now[1].Attachments, "older attachments are stripped in the engine's history")
+	require.Len(t, now, len(snap)+2)
+
+	reqs := r.provider.Requests()
+	require.Len(t, reqs, 2)
+	require.NotEmpty(t, reqs[0].Conversation)
+	require.Equal(t, reqs[0].Conversation, reqs[1].Conversation)
 }

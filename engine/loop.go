@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/zqagent/sidecar/llm"
@@ -297,11 +298,14 @@ func (e *Engine) appendMessage(m llm.Message) {
 func (e *Engine) stripOldAttachments() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for i := range e.messages {
-		if len(e.messages[i].Attachments) > 0 {
-			e.messages[i].Attachments = nil
-		}
+	if !slices.ContainsFunc(e.messages, func(m llm.Message) bool { return len(m.Attachments) > 0 }) {
+		return
 	}
+	msgs := slices.Clone(e.messages) // never in place: see Messages
+	for i := range msgs {
+		msgs[i].Attachments = nil
+	}
+	e.messages = msgs
 }
 
 // response is one assembled model response.
@@ -370,7 +374,9 @@ func (t *turn) compact(model string, force bool) error {
 	e.mu.Lock()
 	// Keep anything appended meanwhile (nothing should be: the turn owns the
 	// history while it runs).
-	e.messages = append(out, e.messages[len(msgs):]...)
+	// out is clipped: appending must not write into an array that readers
+	// of Messages may share.
+	e.messages = append(slices.Clip(out), e.messages[len(msgs):]...)
 	e.mu.Unlock()
 	return nil
 }
@@ -391,7 +397,7 @@ func (t *turn) stream(model string, withTools bool) (*response, error) {
 	if !t.emit(Event{EventLLMRequest, LLMRequestData{task: task{t.taskID}, ReqID: t.reqID, LogTime: logTime(), Model: model, MsgCount: len(msgs), ToolCount: len(schemas)}}) {
 		return nil, context.Canceled
 	}
-	req := llm.Request{Model: model, Messages: msgs, Tools: schemas, ReasoningEffort: e.opts.ReasoningEffort, ReqID: t.reqID}
+	req := llm.Request{Model: model, Messages: msgs, Tools: schemas, ReasoningEffort: e.opts.ReasoningEffort, ReqID: t.reqID, Conversation: e.conv}
 	var text, reasoning strings.Builder
 	resp := &response{}
 	finished := false

@@ -122,6 +122,10 @@ type Request struct {
 	ReasoningEffort string // "", "low", "medium", "high"
 	ReqID           string // correlates audit logs and events
 	MaxTokens       int    // 0 = provider default
+	// Conversation names the history this request continues (one engine's
+	// session): a provider may keep the encodings of its messages for the
+	// next request of the same conversation. "" keeps nothing.
+	Conversation string
 }
 
 // ChatRequest is a small non-streamed call (session naming, summaries).

@@ -35,17 +35,27 @@ const (
 	maxCachedHistoryBytes = 8 << 20
 )
 
-// encode is marshalHistory with the session's cache.
+// encode is marshalHistory with the session's cache. The entry is taken
+// out while it is brought up to date, in place (a copy per checkpoint would
+// cost as much as the history is long); a checkpoint of the same session
+// meanwhile encodes without it.
 func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, error) {
 	c.mu.Lock()
-	prev := c.sessions[sessionID]
+	e := c.sessions[sessionID]
+	if e != nil {
+		c.size -= e.size
+		delete(c.sessions, sessionID)
+	}
 	c.mu.Unlock()
-	out := make([][]byte, len(h))
-	next := &encodedHistory{msgs: make([]llm.Message, len(h)), enc: out}
-	for i, m := range h {
+	if e == nil {
+		e = &encodedHistory{}
+	}
+	e.size = 0
+	for i := range h {
+		m := h[i]
 		m.Attachments = nil
-		if prev != nil && i < len(prev.msgs) && sameMessage(&prev.msgs[i], &m) {
-			next.msgs[i], out[i] = prev.msgs[i], prev.enc[i]
+		if i < len(e.msgs) && sameMessage(&e.msgs[i], &m) {
+			e.size += len(e.enc[i])
 			continue
 		}
 		b, err := marshalMessage(i, m)
@@ -56,26 +66,30 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 		// in place must not change the cached copy with it.
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		m.AttachmentRefs = slices.Clone(m.AttachmentRefs)
-		next.msgs[i], out[i] = m, b
+		if i < len(e.msgs) {
+			e.msgs[i], e.enc[i] = m, b
+		} else {
+			e.msgs, e.enc = append(e.msgs, m), append(e.enc, b)
+		}
+		e.size += len(b)
 	}
-	for _, b := range out {
-		next.size += len(b)
-	}
-	if next.size > maxCachedHistoryBytes {
-		c.forget(sessionID)
+	clear(e.msgs[len(h):]) // let go of what a shorter history dropped
+	clear(e.enc[len(h):])
+	e.msgs, e.enc = e.msgs[:len(h)], e.enc[:len(h)]
+	out := slices.Clone(e.enc) // the entry changes with the next checkpoint
+	if e.size > maxCachedHistoryBytes {
 		return out, nil
 	}
 	c.mu.Lock()
-	if old := c.sessions[sessionID]; old != nil {
+	defer c.mu.Unlock()
+	if old := c.sessions[sessionID]; old != nil { // a checkpoint of the same session ran meanwhile
 		c.size -= old.size
-		delete(c.sessions, sessionID)
 	}
-	if c.sessions == nil || len(c.sessions) >= maxCachedHistories || c.size+next.size > maxCachedHistoryBytes {
+	if c.sessions == nil || len(c.sessions) >= maxCachedHistories || c.size+e.size > maxCachedHistoryBytes {
 		c.sessions, c.size = map[string]*encodedHistory{}, 0
 	}
-	c.sessions[sessionID] = next
-	c.size += next.size
-	c.mu.Unlock()
+	c.sessions[sessionID] = e
+	c.size += e.size
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,15 @@ import (
 
 // chatRequest translates a request to Chat Completions.
 func chatRequest(req llm.Request, deepseek bool) goopenai.ChatCompletionRequest {
+	out := chatRequestHead(req, deepseek)
+	out.Messages = chatMessages(req.Messages, deepseek)
+	return out
+}
+
+// chatRequestHead is chatRequest without the messages.
+func chatRequestHead(req llm.Request, deepseek bool) goopenai.ChatCompletionRequest {
 	out := goopenai.ChatCompletionRequest{
 		Model:         req.Model,
-		Messages:      chatMessages(req.Messages, deepseek),
 		Stream:        true,
 		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
 	}
@@ -37,6 +44,42 @@ func chatRequest(req llm.Request, deepseek bool) goopenai.ChatCompletionRequest 
 	return out
 }
 
+// chatBody encodes a streamed Chat Completions request (see wire.go): the
+// body of the whole request, and the request the SDK is handed in its
+// place. Without a body (the SDK's encoding changed shape), wire is the
+// whole request and the SDK encodes it.
+func (p *Provider) chatBody(req llm.Request, deepseek bool) (wire goopenai.ChatCompletionRequest, body []byte, err error) {
+	full := chatRequestHead(req, deepseek)
+	if err := goopenai.NewReasoningValidator().Validate(full); err != nil {
+		return full, nil, err // what the SDK would say of the whole request
+	}
+	alt := chatReasoning(req.Messages, deepseek)
+	head, frags, err := p.wire.encode(req.Conversation, ModeChat, req, headKeyOf(req, deepseek),
+		func() ([]byte, error) {
+			h := full
+			h.Messages = []goopenai.ChatCompletionMessage{}
+			return json.Marshal(h)
+		},
+		alt,
+		func(m *llm.Message, alt bool) ([]byte, error) {
+			cm, ok := chatMessage(*m, alt)
+			if !ok {
+				return nil, nil
+			}
+			return json.Marshal(cm)
+		})
+	if err != nil {
+		return full, nil, err
+	}
+	model, _ := json.Marshal(req.Model)
+	body, ok := spliceBody(head, `{"model":`+string(model)+`,"messages":[]`, frags)
+	if !ok {
+		full.Messages = chatMessages(req.Messages, deepseek)
+		return full, nil, nil
+	}
+	return goopenai.ChatCompletionRequest{Model: req.Model}, body, nil
+}
+
 func setMaxTokens(r *goopenai.ChatCompletionRequest, n int, deepseek bool) {
 	if n <= 0 {
 		return
@@ -54,42 +97,58 @@ func setMaxTokens(r *goopenai.ChatCompletionRequest, n int, deepseek bool) {
 // sent back, as its thinking mode requires inside a tool loop; older
 // reasoning is dropped.
 func chatMessages(msgs []llm.Message, deepseek bool) []goopenai.ChatCompletionMessage {
+	alt := chatReasoning(msgs, deepseek)
+	out := make([]goopenai.ChatCompletionMessage, 0, len(msgs))
+	for i, m := range msgs {
+		if cm, ok := chatMessage(m, alt(i)); ok {
+			out = append(out, cm)
+		}
+	}
+	return out
+}
+
+// chatReasoning reports, for each message of a history, whether its
+// reasoning is sent back (chatMessages).
+func chatReasoning(msgs []llm.Message, deepseek bool) func(i int) bool {
 	lastUser := -1
 	for i, m := range msgs {
 		if m.Role == llm.RoleUser {
 			lastUser = i
 		}
 	}
-	out := make([]goopenai.ChatCompletionMessage, 0, len(msgs))
-	for i, m := range msgs {
-		switch m.Role {
-		case llm.RoleUser:
-			out = append(out, chatUser(m))
-		case llm.RoleAssistant:
-			if m.Content == "" && len(m.ToolCalls) == 0 {
-				continue // an interrupted answer with nothing in it; APIs refuse empty assistant messages
-			}
-			am := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant, Content: m.Content}
-			for _, c := range m.ToolCalls {
-				am.ToolCalls = append(am.ToolCalls, goopenai.ToolCall{
-					ID:       c.ID,
-					Type:     goopenai.ToolTypeFunction,
-					Function: goopenai.FunctionCall{Name: c.Name, Arguments: argsOrEmpty(c.Arguments)},
-				})
-			}
-			if deepseek && i > lastUser && len(m.ToolCalls) > 0 {
-				am.ReasoningContent = m.Reasoning
-			}
-			out = append(out, am)
-		case llm.RoleTool:
-			out = append(out, goopenai.ChatCompletionMessage{
-				Role: goopenai.ChatMessageRoleTool, Content: nonEmpty(m.Content), ToolCallID: m.ToolCallID,
-			})
-		default:
-			out = append(out, goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
-		}
+	return func(i int) bool {
+		return deepseek && i > lastUser && msgs[i].Role == llm.RoleAssistant && len(msgs[i].ToolCalls) > 0
 	}
-	return out
+}
+
+// chatMessage translates one message; ok is false for one that is not sent.
+func chatMessage(m llm.Message, withReasoning bool) (_ goopenai.ChatCompletionMessage, ok bool) {
+	switch m.Role {
+	case llm.RoleUser:
+		return chatUser(m), true
+	case llm.RoleAssistant:
+		if m.Content == "" && len(m.ToolCalls) == 0 {
+			return goopenai.ChatCompletionMessage{}, false // an interrupted answer with nothing in it; APIs refuse empty assistant messages
+		}
+		am := goopenai.ChatCompletionMessage{Role: goopenai.ChatMessageRoleAssistant, Content: m.Content}
+		for _, c := range m.ToolCalls {
+			am.ToolCalls = append(am.ToolCalls, goopenai.ToolCall{
+				ID:       c.ID,
+				Type:     goopenai.ToolTypeFunction,
+				Function: goopenai.FunctionCall{Name: c.Name, Arguments: argsOrEmpty(c.Arguments)},
+			})
+		}
+		if withReasoning {
+			am.ReasoningContent = m.Reasoning
+		}
+		return am, true
+	case llm.RoleTool:
+		return goopenai.ChatCompletionMessage{
+			Role: goopenai.ChatMessageRoleTool, Content: nonEmpty(m.Content), ToolCallID: m.ToolCallID,
+		}, true
+	default:
+		return goopenai.ChatCompletionMessage{Role: m.Role, Content: m.Content}, true
+	}
 }
 
 func chatUser(m llm.Message) goopenai.ChatCompletionMessage {

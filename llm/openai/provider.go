@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -30,6 +31,8 @@ type Provider struct {
 
 	mu       sync.Mutex      // guards chatOnly
 	chatOnly map[string]bool // models whose endpoint has no Responses API
+
+	wire wireCache // encoded messages of the conversations streaming now
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -195,9 +198,12 @@ func (p *Provider) attempt(ctx context.Context, client *goopenai.Client, req llm
 	if p.UsesChat(req.Model) {
 		return p.runChat(ctx, client, req, deepseek, out, rec)
 	}
-	wire := responsesRequest(req, deepseek)
-	rec.attempt(ModeResponses, wire)
-	err := p.guard(ctx, func(ctx context.Context) error { return streamResponses(ctx, client, wire, out) })
+	wire, body, err := p.responsesBody(req, deepseek)
+	if err != nil {
+		return err
+	}
+	rec.attempt(ModeResponses, audited(wire, body))
+	err = p.guard(withPrebuilt(ctx, body), func(ctx context.Context) error { return streamResponses(ctx, client, wire, out) })
 	if err == nil || out.emitted || out.stopped || ctx.Err() != nil {
 		rec.failed(ModeResponses, err, "")
 		return err
@@ -226,11 +232,22 @@ func (p *Provider) attempt(ctx context.Context, client *goopenai.Client, req llm
 }
 
 func (p *Provider) runChat(ctx context.Context, client *goopenai.Client, req llm.Request, deepseek bool, out *collector, rec *auditRecord) error {
-	wire := chatRequest(req, deepseek)
-	rec.attempt(ModeChat, wire)
-	err := p.guard(ctx, func(ctx context.Context) error { return streamChat(ctx, client, wire, out) })
+	wire, body, err := p.chatBody(req, deepseek)
+	if err != nil {
+		return err
+	}
+	rec.attempt(ModeChat, audited(wire, body))
+	err = p.guard(withPrebuilt(ctx, body), func(ctx context.Context) error { return streamChat(ctx, client, wire, out) })
 	rec.failed(ModeChat, err, "")
 	return err
+}
+
+// audited is what the audit log records of a request: the body sent.
+func audited(wire any, body []byte) any {
+	if body != nil {
+		return json.RawMessage(body)
+	}
+	return wire
 }
 
 // guard runs one HTTP exchange under the watchdog. A watchdog abort is

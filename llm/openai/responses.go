@@ -34,10 +34,16 @@ const webSearchTool = "web_search"
 
 // responsesRequest translates a request to the Responses API.
 func responsesRequest(req llm.Request, deepseek bool) goopenai.CreateResponseRequest {
+	out := responsesRequestHead(req, deepseek)
+	out.Input = responsesInput(req.Messages)
+	return out
+}
+
+// responsesRequestHead is responsesRequest without the input.
+func responsesRequestHead(req llm.Request, deepseek bool) goopenai.CreateResponseRequest {
 	store := false
 	out := goopenai.CreateResponseRequest{
 		Model: req.Model,
-		Input: responsesInput(req.Messages),
 		Store: &store,
 	}
 	for _, t := range req.Tools {
@@ -62,28 +68,59 @@ func responsesRequest(req llm.Request, deepseek bool) goopenai.CreateResponseReq
 	return out
 }
 
+// responsesBody encodes a streamed Responses request, as chatBody does.
+func (p *Provider) responsesBody(req llm.Request, deepseek bool) (wire goopenai.CreateResponseRequest, body []byte, err error) {
+	head, frags, err := p.wire.encode(req.Conversation, ModeResponses, req, headKeyOf(req, deepseek),
+		func() ([]byte, error) {
+			h := responsesRequestHead(req, deepseek)
+			h.Stream = true // as the SDK sets it
+			h.Input = []any{}
+			return json.Marshal(h)
+		},
+		func(int) bool { return false },
+		func(m *llm.Message, _ bool) ([]byte, error) { return joinItems(responsesItems(*m)) })
+	if err != nil {
+		return goopenai.CreateResponseRequest{}, nil, err
+	}
+	body, ok := spliceBody(head, `{"input":[]`, frags)
+	if !ok {
+		full := responsesRequestHead(req, deepseek)
+		full.Stream = true
+		full.Input = responsesInput(req.Messages)
+		return full, nil, nil
+	}
+	return goopenai.CreateResponseRequest{Model: req.Model}, body, nil
+}
+
 // responsesInput translates history to input items: messages, function_call
 // items for the assistant's calls and function_call_output for tool results.
 func responsesInput(msgs []llm.Message) []any {
 	items := make([]any, 0, len(msgs))
 	for _, m := range msgs {
-		switch m.Role {
-		case llm.RoleUser:
-			items = append(items, responsesUser(m))
-		case llm.RoleAssistant:
-			if m.Content != "" {
-				items = append(items, goopenai.ResponseInputMessage{Type: "message", Role: llm.RoleAssistant, Content: m.Content})
-			}
-			for _, c := range m.ToolCalls {
-				items = append(items, inputFunctionCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: argsOrEmpty(c.Arguments)})
-			}
-		case llm.RoleTool:
-			items = append(items, goopenai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: nonEmpty(m.Content)})
-		default:
-			items = append(items, goopenai.ResponseInputMessage{Type: "message", Role: m.Role, Content: m.Content})
-		}
+		items = append(items, responsesItems(m)...)
 	}
 	return items
+}
+
+// responsesItems translates one message to its input items.
+func responsesItems(m llm.Message) []any {
+	switch m.Role {
+	case llm.RoleUser:
+		return []any{responsesUser(m)}
+	case llm.RoleAssistant:
+		var items []any
+		if m.Content != "" {
+			items = append(items, goopenai.ResponseInputMessage{Type: "message", Role: llm.RoleAssistant, Content: m.Content})
+		}
+		for _, c := range m.ToolCalls {
+			items = append(items, inputFunctionCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: argsOrEmpty(c.Arguments)})
+		}
+		return items
+	case llm.RoleTool:
+		return []any{goopenai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: nonEmpty(m.Content)}}
+	default:
+		return []any{goopenai.ResponseInputMessage{Type: "message", Role: m.Role, Content: m.Content}}
+	}
 }
 
 func responsesUser(m llm.Message) goopenai.ResponseInputMessage {

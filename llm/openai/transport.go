@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -82,11 +83,22 @@ type transport struct {
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	body, prebuilt := req.Context().Value(prebuiltKey{}).([]byte)
+	if len(t.headers) > 0 || prebuilt {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
 		}
+	}
+	if prebuilt {
+		// The SDK encoded a request without its messages; send the whole one
+		// (wire.go). A redirect's GetBody gives it again.
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {

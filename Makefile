@@ -67,10 +67,12 @@ lint: vet staticcheck fmt-check cross
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags zqprofile ./cmd/sidecar
 
 ## staticcheck is pinned in go.mod as a tool dependency (go get -tool).
 staticcheck:
 	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags zqprofile ./cmd/sidecar
 
 fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -85,9 +87,10 @@ cross:
 
 ## bench: the figures in the README. First the sidecar as a shell sees it
 ## (cmd/zqbench: the real binary over its WebSocket with a local fake model;
-## CPU and heap profiles of the first run of the turns, tools, streaming and
-## long-session figures go to $(PROFILES), their top entries to bench.out), then the packages' Go
-## benchmarks (store, grep vs rg, terminals, compaction ...).
+## one extra run of the turns, tools, streaming and long-session figures, of
+## a build with -tags zqprofile, writes CPU and heap profiles to $(PROFILES),
+## their top entries to bench.out), then the packages' Go benchmarks (store,
+## grep vs rg, terminals, compaction ...).
 ## make bench BENCH_RUNS=3 for fewer runs; make bench-sidecar for the first part only.
 PROFILES    ?= bench-profiles
 BENCH_RUNS  ?= 5
@@ -96,11 +99,12 @@ bench: bench-sidecar
 	tools/search/bench_rg.sh 3 | tee -a bench.out
 
 ## The binary measured is built like a release one (scripts/dist.sh: static,
-## stripped); profiles carry their own symbols.
+## stripped; no profiler linked); profiles carry their own symbols.
 bench-sidecar:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(BIN)/sidecar-release ./cmd/sidecar
+	CGO_ENABLED=0 $(GO) build -trimpath -tags zqprofile -ldflags '-s -w $(LDFLAGS)' -o $(BIN)/sidecar-profile ./cmd/sidecar
 	$(GO) build -o $(BIN)/zqbench ./cmd/zqbench
-	$(BIN)/zqbench --sidecar $(BIN)/sidecar-release --runs $(BENCH_RUNS) --profile-dir $(PROFILES) | tee bench.out
+	$(BIN)/zqbench --sidecar $(BIN)/sidecar-release --profile-sidecar $(BIN)/sidecar-profile --runs $(BENCH_RUNS) --profile-dir $(PROFILES) | tee bench.out
 	@for p in $(PROFILES)/*.pprof; do echo "== $$p"; $(GO) tool pprof -top -nodecount 20 $$p 2>/dev/null | sed -n '/flat%/,$$p'; done | tee -a bench.out
 
 ## fuzz: run each fuzz target briefly.

@@ -16,27 +16,42 @@ type bench struct {
 	n     int // spawned so far (names data dirs)
 }
 
-// fresh spawns a sidecar on a new data dir with a new project; env adds
-// to its environment.
-func (b *bench) fresh(ctx context.Context, env ...string) (*sidecar, string, error) {
+// fresh spawns a sidecar on a new data dir with a new project. A run
+// named by profile is the profiling build's, writing its profiles as
+// profile.cpu.pprof and profile.heap.pprof; "" is the release build's.
+func (b *bench) fresh(ctx context.Context, profile string) (*sidecar, string, error) {
 	b.n++
 	dir := filepath.Join(b.work, strconv.Itoa(b.n))
 	proj := filepath.Join(dir, "project")
 	if err := newProject(proj); err != nil {
 		return nil, "", err
 	}
-	p, err := spawn(ctx, b.cfg.bin, spawnOpts{dataDir: filepath.Join(dir, "data"), modelURL: b.model.URL(), env: append(env, b.cfg.env...)})
+	bin, env := b.cfg.bin, b.cfg.env
+	if profile != "" {
+		bin = b.cfg.profileBin
+		env = append([]string{
+			"ZQAGENT_CPUPROFILE=" + filepath.Join(b.cfg.profileDir, profile+".cpu.pprof"),
+			"ZQAGENT_HEAPPROFILE=" + filepath.Join(b.cfg.profileDir, profile+".heap.pprof"),
+		}, env...)
+	}
+	p, err := spawn(ctx, bin, spawnOpts{dataDir: filepath.Join(dir, "data"), modelURL: b.model.URL(), env: env})
 	return p, proj, err
 }
 
-// profileEnv names the profiles of a run (none without --profile-dir).
-func (b *bench) profileEnv(name string) []string {
+// runs returns how many runs a figure makes and the name of the profile
+// of run i ("": a measured run). With --profile-dir the first run is an
+// extra one of the profiling build, left out of the figures: the release
+// build has no profiler linked (see cmd/sidecar/profile.go), and
+// profiling would weigh on what is measured.
+func (b *bench) runs(n int, figure string) (int, func(i int) string) {
 	if b.cfg.profileDir == "" {
-		return nil
+		return n, func(int) string { return "" }
 	}
-	return []string{
-		"ZQAGENT_CPUPROFILE=" + filepath.Join(b.cfg.profileDir, name+".cpu.pprof"),
-		"ZQAGENT_HEAPPROFILE=" + filepath.Join(b.cfg.profileDir, name+".heap.pprof"),
+	return n + 1, func(i int) string {
+		if i == 0 {
+			return figure
+		}
+		return ""
 	}
 }
 
@@ -60,29 +75,30 @@ func (b *bench) start(ctx context.Context, t *table) error {
 
 // idle: RSS 5 s after start with one initialized connection.
 func (b *bench) idle(ctx context.Context, t *table) error {
-	var rss []float64
+	var rss, anon, file []float64
 	for range min(b.cfg.runs, 3) {
-		p, _, err := b.fresh(ctx)
+		p, _, err := b.fresh(ctx, "")
 		if err != nil {
 			return err
 		}
 		time.Sleep(b.cfg.idleWait)
 		rss = append(rss, p.rss())
+		a, _ := p.status("RssAnon")
+		f, _ := p.status("RssFile")
+		anon, file = append(anon, a), append(file, f)
 		p.stop()
 	}
 	t.add("idle RSS after "+b.cfg.idleWait.String(), fmt.Sprintf("%.1f MiB", median(rss)), "≤ 20 MiB")
+	t.add("  of it anonymous / file-backed (the binary's pages)", fmt.Sprintf("%.1f / %.1f MiB", median(anon), median(file)), "")
 	return nil
 }
 
 // turns: the first and second chat turn of a fresh process.
 func (b *bench) turns(ctx context.Context, t *table) error {
 	var cpu1, cpu2, wall1, wall2, req1, req2 []time.Duration
-	for i := range b.cfg.runs {
-		var env []string
-		if i == 0 {
-			env = b.profileEnv("turns")
-		}
-		p, proj, err := b.fresh(ctx, env...)
+	runs, profile := b.runs(b.cfg.runs, "turns")
+	for i := range runs {
+		p, proj, err := b.fresh(ctx, profile(i))
 		if err != nil {
 			return err
 		}
@@ -102,6 +118,9 @@ func (b *bench) turns(ctx context.Context, t *table) error {
 		if err != nil {
 			return err
 		}
+		if profile(i) != "" {
+			continue
+		}
 		cpu1, cpu2 = append(cpu1, first.cpu), append(cpu2, second.cpu)
 		wall1, wall2 = append(wall1, first.wall), append(wall2, second.wall)
 		req1, req2 = append(req1, first.toRequest), append(req2, second.toRequest)
@@ -116,12 +135,9 @@ func (b *bench) turns(ctx context.Context, t *table) error {
 func (b *bench) tools(ctx context.Context, t *table) error {
 	var cpu, wall []time.Duration
 	var peak []float64
-	for i := range b.cfg.runs {
-		var env []string
-		if i == 0 {
-			env = b.profileEnv("tools")
-		}
-		p, proj, err := b.fresh(ctx, env...)
+	runs, profile := b.runs(b.cfg.runs, "tools")
+	for i := range runs {
+		p, proj, err := b.fresh(ctx, profile(i))
 		if err != nil {
 			return err
 		}
@@ -144,6 +160,9 @@ func (b *bench) tools(ctx context.Context, t *table) error {
 		if st.iterations != b.cfg.rounds+1 {
 			return fmt.Errorf("tool turn: %d model rounds, want %d", st.iterations, b.cfg.rounds+1)
 		}
+		if profile(i) != "" {
+			continue
+		}
 		cpu, wall, peak = append(cpu, st.cpu), append(wall, st.wall), append(peak, hwm)
 	}
 	n := strconv.Itoa(b.cfg.rounds)
@@ -156,12 +175,9 @@ func (b *bench) tools(ctx context.Context, t *table) error {
 func (b *bench) stream(ctx context.Context, t *table) error {
 	var rate, perDelta []float64
 	want := streamText(b.cfg.deltas)
-	for i := range b.cfg.runs {
-		var env []string
-		if i == 0 {
-			env = b.profileEnv("stream")
-		}
-		p, proj, err := b.fresh(ctx, env...)
+	runs, profile := b.runs(b.cfg.runs, "stream")
+	for i := range runs {
+		p, proj, err := b.fresh(ctx, profile(i))
 		if err != nil {
 			return err
 		}
@@ -182,6 +198,9 @@ func (b *bench) stream(ctx context.Context, t *table) error {
 		if st.text != want {
 			return fmt.Errorf("streamed %d characters in %d events, want %d", len(st.text), st.deltas, len(want))
 		}
+		if profile(i) != "" {
+			continue
+		}
 		// The model's deltas per second of the client's stream (frames may
 		// carry several deltas).
 		el := max(st.streaming, time.Millisecond)
@@ -196,7 +215,21 @@ func (b *bench) stream(ctx context.Context, t *table) error {
 
 // long: N short turns in one session; RSS and per-turn time every 100.
 func (b *bench) long(ctx context.Context, t *table) error {
-	p, proj, err := b.fresh(ctx, b.profileEnv("long")...)
+	runs, profile := b.runs(1, "long")
+	for i := range runs {
+		rec := t
+		if profile(i) != "" {
+			rec = &table{} // the profiled run's figures are dropped
+		}
+		if err := b.longRun(ctx, profile(i), rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) longRun(ctx context.Context, profile string, t *table) error {
+	p, proj, err := b.fresh(ctx, profile)
 	if err != nil {
 		return err
 	}

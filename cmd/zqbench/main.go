@@ -6,10 +6,11 @@
 // over a long session, and the server CPU of a 20-round tool turn. Server
 // CPU is read from /proc (Linux only).
 //
-// With --profile-dir, the first run of the turns, tools, streaming and
-// long-session figures also writes the sidecar's CPU and heap profiles
-// there (ZQAGENT_CPUPROFILE,
-// ZQAGENT_HEAPPROFILE).
+// With --profile-dir, the turns, tools, streaming and long-session figures
+// each make one more run, first, of --profile-sidecar (the sidecar built
+// with -tags zqprofile), which writes its CPU and heap profiles there
+// (ZQAGENT_CPUPROFILE, ZQAGENT_HEAPPROFILE); that run is left out of the
+// figures, which come from the release build.
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 
 type config struct {
 	bin        string
+	profileBin string
 	runs       int
 	deltas     int
 	turns      int
@@ -45,6 +47,7 @@ func (l *envList) Set(v string) error { *l = append(*l, v); return nil }
 func main() {
 	var c config
 	flag.StringVar(&c.bin, "sidecar", "bin/sidecar", "the sidecar binary")
+	flag.StringVar(&c.profileBin, "profile-sidecar", "", "the sidecar built with -tags zqprofile, for the profiled runs of --profile-dir (default: --sidecar)")
 	flag.IntVar(&c.runs, "runs", 5, "runs of each figure (the table shows medians)")
 	flag.IntVar(&c.deltas, "deltas", 20000, "deltas of the streaming turn")
 	flag.IntVar(&c.turns, "turns", 1000, "turns of the long session")
@@ -73,6 +76,12 @@ func run(c config) error {
 	}
 	defer os.RemoveAll(work)
 	if c.profileDir != "" {
+		if c.profileBin == "" {
+			c.profileBin = c.bin
+		}
+		if _, err := os.Stat(c.profileBin); err != nil {
+			return fmt.Errorf("profiling sidecar binary: %w", err)
+		}
 		if c.profileDir, err = filepath.Abs(c.profileDir); err != nil {
 			return err
 		}

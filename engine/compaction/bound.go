@@ -5,7 +5,7 @@ import (
 	"github.com/zqagent/sidecar/llm"
 )
 
-// Counting without the codec. Building the o200k codec takes ~15 ms of CPU
+// Counting without the codec. Building the o200k codec takes ~25 ms of CPU
 // and ~12 MB of memory, so a process pays it only when a history may be
 // near a threshold: a BPE token covers at least one byte, so a history's
 // byte size (plus framing, scaled by the family factor) bounds its count

@@ -1,19 +1,18 @@
 package compaction
 
 import (
+	"log/slog"
 	"runtime"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/zqagent/sidecar/engine/models"
 	"github.com/zqagent/sidecar/llm"
 )
 
 // Token accounting. Current OpenAI models are counted with their real BPE
-// (tiktoken-go's o200k_base, embedded in the binary: nothing is
-// downloaded). Only o200k is linked in (each vocabulary costs megabytes of
-// binary; the release budget is 25 MB). Other families, and OpenAI's
+// (o200k_base, its vocabulary embedded compressed in the binary, see
+// o200k.go: nothing is downloaded). Only o200k is embedded (about 1 MB; the
+// release budget is 25 MB). Other families, and OpenAI's
 // legacy cl100k models, get a calibrated estimate: the o200k count scaled
 // by a per-family factor measured against their tokenizers (DeepSeek,
 // Qwen, GLM, Kimi and Llama split code and CJK text into somewhat more
@@ -50,7 +49,7 @@ var familyFactor = map[string]float64{
 
 // Estimator counts tokens of messages. Safe for concurrent use.
 type Estimator struct {
-	codec  *codec.Codec
+	bpe    *bpe // nil if the vocabulary is corrupt, see o200k
 	factor float64
 	exact  bool
 
@@ -58,15 +57,24 @@ type Estimator struct {
 	cache map[string]int // guarded by mu; text → raw BPE count
 }
 
-// o200k is the one BPE codec, built on first use (its vocabulary table
-// takes tens of milliseconds to build).
-var o200k = sync.OnceValue(codec.NewO200kBase)
+// o200k is the one BPE, built on first use (unpacking and indexing its
+// vocabulary takes some 20–40 ms and ~8 MB of heap). Nil if the embedded
+// vocabulary is corrupt: a broken build, which TestO200kVocabCurrent
+// catches, and no reason to stop a session; texts are then estimated by
+// size.
+var o200k = sync.OnceValue(func() *bpe {
+	b, err := newO200k()
+	if err != nil {
+		slog.Error("token estimator", "err", err)
+	}
+	return b
+})
 
 // NewEstimator returns the estimator for a model.
 func NewEstimator(model string) *Estimator {
 	caps := models.Lookup(model)
 	e := &Estimator{cache: map[string]int{}, factor: 1}
-	e.codec = o200k()
+	e.bpe = o200k()
 	if caps.Tokenizer == "o200k_base" {
 		e.exact = true
 	} else {
@@ -172,7 +180,10 @@ func argTexts(m llm.Message) []string {
 }
 
 func (e *Estimator) count(s string) int {
-	n, err := e.codec.Count(s)
+	if e.bpe == nil {
+		return len(s) / 4
+	}
+	n, err := e.bpe.Count(s)
 	if err != nil {
 		return len(s) / 4
 	}

@@ -102,6 +102,10 @@ func demoSummary(msgs []llm.Message, answer llm.Message) string {
 		switch e := errorOf(status); {
 		case e != "":
 			fmt.Fprintf(&b, "- git status did not run: %s\n", e)
+		case exitCodeOf(status) != 0:
+			// Its output is git's complaint (not a repository, say), not paths.
+			fmt.Fprintf(&b, "- git status failed (exit code %d): %s\n", exitCodeOf(status),
+				truncate(strings.TrimSpace(firstLine(field(status, "stderr", "output", "stdout"))), 200))
 		default:
 			n := countLines(field(status, "stdout", "output"))
 			if n == 0 {
@@ -180,6 +184,24 @@ func countEntries(content string) int {
 		}
 	case string:
 		return countLines(t)
+	}
+	return 0
+}
+
+// exitCodeOf returns a run_shell result's exit code (0 when it has none).
+func exitCodeOf(content string) int {
+	var v struct {
+		ExitCode  *int `json:"exit_code"`
+		ExitCode2 *int `json:"exitCode"`
+	}
+	if json.Unmarshal([]byte(content), &v) != nil {
+		return 0
+	}
+	switch {
+	case v.ExitCode != nil:
+		return *v.ExitCode
+	case v.ExitCode2 != nil:
+		return *v.ExitCode2
 	}
 	return 0
 }

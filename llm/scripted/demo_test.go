@@ -81,3 +81,21 @@ func TestDemoSummaryCopesWithErrorsAndText(t *testing.T) {
 		}
 	}
 }
+
+// A git status that failed (not a repository) is reported as a failure,
+// not as its complaint counted for a changed path.
+func TestDemoSummaryReportsAFailedGitStatus(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleUser, Content: "hi"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "b", Name: "run_shell"}}},
+		{Role: llm.RoleTool, ToolCallID: "b", Content: `{"exit_code":128,"output":"fatal: not a git repository (or any of the parent directories): .git\n","duration_ms":3,"timed_out":false}`},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ask_user"}}},
+		{Role: llm.RoleTool, ToolCallID: "c", Content: "Nothing for now"},
+	}
+	got := demoAnswer(msgs).Text
+	require.Contains(t, got, "git status failed (exit code 128): fatal: not a git repository")
+	require.NotContains(t, got, "changed path")
+
+	msgs[2].Content = `{"exit_code":0,"output":" M a.go\n","duration_ms":3,"timed_out":false}`
+	require.Contains(t, demoAnswer(msgs).Text, "git status lists 1 changed path")
+}

@@ -288,3 +288,21 @@ func BenchmarkChatBody(b *testing.B) {
 		}
 	})
 }
+
+// spliceBody puts the fragments in the empty list and refuses a head of
+// another shape (then the SDK encodes the whole request).
+func TestSpliceBody(t *testing.T) {
+	frags := [][]byte{[]byte(`{"a":1}`), nil, []byte(`{"b":2}`)}
+	body, ok := spliceBody([]byte(`{"model":"m","messages":[],"stream":true}`), `{"model":"m","messages":[]`, frags)
+	require.True(t, ok)
+	require.Equal(t, `{"model":"m","messages":[{"a":1},{"b":2}],"stream":true}`, string(body))
+	body, ok = spliceBody([]byte(`{"model":"m","messages":[]}`), `{"model":"m","messages":[]`, nil)
+	require.True(t, ok)
+	require.Equal(t, `{"model":"m","messages":[]}`, string(body))
+	for _, head := range []string{`{"messages":[],"model":"m"}`, `{"model":"m","messages":null}`, ``} {
+		_, ok := spliceBody([]byte(head), `{"model":"m","messages":[]`, frags)
+		require.False(t, ok, head)
+	}
+	_, ok = spliceBody([]byte(`{"input":{}}`), `{"input":{}`, frags)
+	require.False(t, ok, "the prefix must end in an empty list")
+}

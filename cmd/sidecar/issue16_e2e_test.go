@@ -47,7 +47,7 @@ func TestE2EProducedFilesIncludePatchTools(t *testing.T) {
 // summary request of a compaction is announced by llm_request {compact: true}.
 func TestE2EEventsCarryTheirFields(t *testing.T) {
 	script := writeScript(t,
-		map[string]any{"stall": true},
+		map[string]any{"text": "waiting", "stall": true},
 		text("first answer "+strings.Repeat("and more words ", 400)),
 		calls("", toolCall("c1", "list_files", map[string]any{"path": "."})),
 		map[string]any{"err": "This model's maximum context length is 8192 tokens", "errKind": "context_overflow"},
@@ -65,6 +65,10 @@ func TestE2EEventsCarryTheirFields(t *testing.T) {
 	evs := untilType(t, e.c, e.sid, "llm_request")
 	reqID := dataOf(t, evs[len(evs)-1])["reqId"].(string)
 	require.NotEmpty(t, reqID)
+	// Interrupt once the model streams: an interrupt that lands before the
+	// scripted provider takes its response leaves the stall for the next
+	// turn (a race of the test, seen under load).
+	untilType(t, e.c, e.sid, "assistant_delta")
 	require.NoError(t, e.c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": e.sid}, nil))
 	evs = untilType(t, e.c, e.sid, "turn_end")
 	intr := ofType(evs, "interrupted")

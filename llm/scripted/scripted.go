@@ -107,11 +107,15 @@ func (p *Provider) next(req llm.Request) Response {
 // Stream implements llm.Provider by playing the next response.
 func (p *Provider) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
 	return func(yield func(llm.Chunk, error) bool) {
+		// Every request takes its response, also one interrupted before
+		// it began: the script stays aligned with the llm_request events a
+		// shell sees (an interrupt right after llm_request would otherwise
+		// leave that response to the next request).
+		r := p.next(req)
 		if err := ctx.Err(); err != nil {
 			yield(llm.Chunk{}, err)
 			return
 		}
-		r := p.next(req)
 		p.play(ctx, req, r, yield)
 	}
 }

@@ -231,3 +231,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A request interrupted before it began still takes its response: the next
+// request gets the next one, as a shell counting llm_request events expects.
+func TestInterruptedRequestTakesItsResponse(t *testing.T) {
+	p := New(Response{Text: "first", Stall: true}, Response{Text: "second"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var gotErr error
+	for _, err := range p.Stream(ctx, llm.Request{}) {
+		gotErr = err
+	}
+	require.ErrorIs(t, gotErr, context.Canceled)
+	var text string
+	for ch, err := range p.Stream(context.Background(), llm.Request{}) {
+		require.NoError(t, err)
+		text += ch.Content
+	}
+	require.Equal(t, "second", text)
+	require.Len(t, p.Requests(), 2)
+}

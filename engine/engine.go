@@ -113,6 +113,7 @@ type Engine struct {
 	approver     permission.Approver // guarded by mu
 	interactor   interact.Handlers   // guarded by mu
 	lastErr      *ErrorData          // guarded by mu; set when the last turn ended in error
+	ranTurn      bool                // guarded by mu; a turn of this engine has started
 	closed       bool                // guarded by mu
 	onClose      []func() error      // guarded by mu
 	onTurnStart  []func()            // guarded by mu
@@ -347,6 +348,19 @@ func (e *Engine) LastError() *ErrorData {
 	return &d
 }
 
+// RestoreLastError records that the history's last turn ended in d, as the
+// store says of a restored session, so that Retry can run it again after a
+// restart (or an engine reload) as it could before. It changes nothing
+// while a turn runs or once a turn of this engine has ended.
+func (e *Engine) RestoreLastError(d ErrorData) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != StateIdle || e.lastErr != nil || e.ranTurn {
+		return
+	}
+	e.lastErr = &d
+}
+
 // Close interrupts a running turn and releases what the engine owns (shell
 // tasks, watchers). The engine cannot run turns afterwards.
 func (e *Engine) Close() error {
@@ -402,6 +416,7 @@ func (e *Engine) begin(cancel context.CancelFunc) error {
 	e.interrupted = false
 	e.suspendFlag = false
 	e.lastErr = nil // a new turn (a retry too) supersedes the last one's error
+	e.ranTurn = true
 	for _, f := range e.onTurnStart {
 		safeCall(f)
 	}

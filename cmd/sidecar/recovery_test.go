@@ -334,3 +334,43 @@ func TestE2EApprovedCommandNeverRunsTwice(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ran\n", string(b), "the approved command ran exactly once")
 }
+
+// TestE2ERetryAfterRestart: a turn that ended in a retriable error can be
+// retried after the sidecar restarted (the engine's memory of the error is
+// rebuilt from the store); a turn that ended otherwise still cannot.
+func TestE2ERetryAfterRestart(t *testing.T) {
+	first := writeScript(t, map[string]any{"err": "upstream 503", "errKind": "server"})
+	e := setup(t, first, nil)
+	turnID, err := e.c.StartTurn(tctx(t), e.sid, "hello")
+	require.NoError(t, err)
+	evs := untilType(t, e.c, e.sid, "turn_end")
+	require.Equal(t, "error", dataOf(t, evs[len(evs)-1])["status"])
+	require.Equal(t, true, dataOf(t, ofType(evs, "error")[0])["retriable"])
+	require.NoError(t, e.p.stdin.Close())
+	require.True(t, e.p.waitFor(15*time.Second))
+
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("answered now")))
+	c := p2.connect(t)
+	_, err = c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	untilType(t, c, e.sid, "turn_end") // the replay of the failed turn
+	var rr struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": e.sid}, &rr))
+	require.NotEqual(t, turnID, rr.TurnID)
+	evs = untilType(t, c, e.sid, "turn_end")
+	require.Equal(t, rr.TurnID, evs[len(evs)-1].TurnID)
+	require.Equal(t, "completed", dataOf(t, evs[len(evs)-1])["status"], string(evs[len(evs)-1].Data))
+	require.Equal(t, "answered now", deltaText(t, evs))
+
+	// Completed: nothing to retry, after another restart too.
+	err = c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": e.sid}, nil)
+	require.ErrorContains(t, err, "retriable")
+	require.NoError(t, p2.stdin.Close())
+	require.True(t, p2.waitFor(15*time.Second))
+	p3 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("never")))
+	c3 := p3.connect(t)
+	err = c3.Call(tctx(t), "turn.retry", map[string]string{"sessionId": e.sid}, nil)
+	require.ErrorContains(t, err, "retriable")
+}

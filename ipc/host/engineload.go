@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -71,6 +72,7 @@ func (h *Session) build(ctx context.Context) (*engine.Engine, error) {
 	}
 	saver.eng.Store(eng)
 	h.restoreCompaction(ctx, eng)
+	h.restoreLastError(ctx, eng)
 	perms := eng.Permissions()
 	for _, sg := range SessionGrantsOf(g) {
 		perms.RestoreGrant(sg)
@@ -176,6 +178,34 @@ func (h *Session) restoreCompaction(ctx context.Context, eng *engine.Engine) {
 	if err := cp.Restore(state); err != nil {
 		h.s.log.Warn("restore compaction state", "session", h.id, "err", err)
 	}
+}
+
+// restoreLastError gives a loaded engine the error its session's last turn
+// ended in, when the store says it did: turn.retry (and a queued retry)
+// works after a restart as before it. Only the error event of that very
+// turn counts.
+func (h *Session) restoreLastError(ctx context.Context, eng *engine.Engine) {
+	st := h.s.opts.Store
+	end, ok, err := st.LastEventOfType(ctx, h.id, string(engine.EventTurnEnd))
+	if err != nil || !ok {
+		if err != nil {
+			h.s.log.Warn("read last turn_end", "session", h.id, "err", err)
+		}
+		return
+	}
+	var ed engine.TurnEndData
+	if json.Unmarshal(end.Data, &ed) != nil || ed.Status != engine.StatusError {
+		return
+	}
+	ev, ok, err := st.LastEventOfType(ctx, h.id, string(engine.EventError))
+	if err != nil || !ok || ev.TurnID != end.TurnID || ev.Seq > end.Seq {
+		return
+	}
+	var d engine.ErrorData
+	if json.Unmarshal(ev.Data, &d) != nil || !d.Retriable {
+		return
+	}
+	eng.RestoreLastError(d)
 }
 
 // SessionGrantsOf reads the stored grants in the permission engine's shape.

@@ -70,7 +70,8 @@ func headKeyOf(req llm.Request, deepseek bool) headKey {
 	return headKey{model: req.Model, effort: req.ReasoningEffort, maxTokens: req.MaxTokens, deepseek: deepseek}
 }
 
-// encodeFunc encodes message m (at index i of the request) in variant alt.
+// encodeFunc encodes message m in variant alt (for Chat Completions: with
+// the reasoning DeepSeek is sent back, see chatReasoning).
 type encodeFunc func(m *llm.Message, alt bool) ([]byte, error)
 
 // encode returns the encoded head of a request (built by head, with an
@@ -99,7 +100,7 @@ func (c *wireCache) encode(conv, api string, req llm.Request, key headKey, head 
 		if err != nil {
 			return nil, nil, err
 		}
-		e.head = encodedHead{key: key, tools: slices.Clone(req.Tools), enc: b}
+		e.head = encodedHead{key: key, tools: cloneTools(req.Tools), enc: b}
 	}
 	e.size = len(e.head.enc)
 	for i := range msgs {
@@ -150,6 +151,16 @@ func sameWire(a, b *llm.Message) bool {
 	return a.Role == b.Role && a.Content == b.Content && a.Reasoning == b.Reasoning &&
 		a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
 		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Attachments, b.Attachments)
+}
+
+// cloneTools copies tools down to their schemas' bytes: a caller that
+// changes a schema in place must not change the cached copy with it.
+func cloneTools(tools []llm.ToolSchema) []llm.ToolSchema {
+	out := slices.Clone(tools)
+	for i := range out {
+		out[i].Function.Parameters = bytes.Clone(out[i].Function.Parameters)
+	}
+	return out
 }
 
 // sameTool reports whether a and b encode the same.

@@ -138,12 +138,15 @@ func TestWireCacheEncodesOnlyChangedMessages(t *testing.T) {
 	tools[0].Function.Description = "changed in place"
 	run("s", ModeChat, func(i int) bool { return i == 1 })
 	require.Equal(t, 2, heads, "changed tools encode the head again")
+	tools[0].Function.Parameters[0] = '[' // a schema's bytes changed in place
+	run("s", ModeChat, func(i int) bool { return i == 1 })
+	require.Equal(t, 3, heads, "so does a schema changed in place")
 	req.Tools = req.Tools[:0]
 	run("s", ModeChat, func(i int) bool { return i == 1 })
-	require.Equal(t, 3, heads)
+	require.Equal(t, 4, heads)
 	key.effort = "high"
 	run("s", ModeChat, func(i int) bool { return i == 1 })
-	require.Equal(t, 4, heads, "so do changed options")
+	require.Equal(t, 5, heads, "so do changed options")
 	require.Equal(t, 5, n)
 
 	run("s", ModeResponses, no)
@@ -305,4 +308,25 @@ func TestSpliceBody(t *testing.T) {
 	}
 	_, ok = spliceBody([]byte(`{"input":{}}`), `{"input":{}`, frags)
 	require.False(t, ok, "the prefix must end in an empty list")
+}
+
+// A tool whose schema is not JSON (a broken MCP server's, say) fails the
+// request with an error that says so, sends nothing, and leaves the cache
+// fit for the next request of the conversation.
+func TestBadToolSchemaIsAClearError(t *testing.T) {
+	f := newFakeAPI(t)
+	f.handle("/v1/chat/completions", chatOK)
+	p := f.provider(func(o *Options) { o.APIMode = ModeChat })
+	req := wireRequest("gpt-4o", wireHistory()[:2])
+	req.Tools[0].Function.Parameters = json.RawMessage(`{"type":`)
+	r := collect(context.Background(), p, req)
+	require.Error(t, r.err)
+	require.Contains(t, r.err.Error(), "json")
+	require.Zero(t, f.count("/v1/chat/completions"), "nothing was sent")
+
+	req.Tools[0].Function.Parameters = json.RawMessage(`{"type":"object"}`)
+	r = collect(context.Background(), p, req)
+	require.NoError(t, r.err)
+	want, _ := json.Marshal(chatRequest(req, false))
+	require.Equal(t, string(want), f.last("/v1/chat/completions").Raw)
 }

@@ -17,7 +17,7 @@ PLATFORMS   ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 w
 MAX_BYTES   ?= 26214400
 GOFILES      = $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')
 
-.PHONY: all build run test test-go test-ts test-ui lint vet staticcheck fmt-check cross deps bench bench-sidecar fuzz dist clean
+.PHONY: all build run test test-go test-third-party test-ts test-ui lint vet staticcheck fmt-check cross deps bench bench-sidecar fuzz dist clean
 
 all: build
 
@@ -37,12 +37,18 @@ deps:
 	scripts/deps.sh
 
 ## test: everything CI runs.
-test: deps lint test-go test-ts test-ui
+test: deps lint test-go test-third-party test-ts test-ui
 
 test-go:
 	@# The permission bypass corpus, with its rows per family (issue 14).
 	@$(GO) test -count=1 -run '^TestBypassCorpus$$' -v ./engine/permission/ | grep 'bypass corpus'
 	scripts/with-keyring.sh $(GO) test -race -count=1 -timeout 20m ./...
+
+## test-third-party: third_party/jsonschema is upstream + its patch, and its
+## own tests (upstream's and the patch's) pass (scripts/third-party.sh).
+test-third-party:
+	GO='$(GO)' scripts/third-party.sh check
+	GO='$(GO)' scripts/third-party.sh test
 
 ## test-ts: the TypeScript client (clients/ts): its generated types current
 ## against protocol/schema.json, type-check, then its Node

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/zqagent/sidecar/llm"
@@ -205,11 +207,17 @@ func streamChat(ctx context.Context, c *goopenai.Client, wire goopenai.ChatCompl
 	var calls callAssembler
 	var finish string
 	for {
-		resp, err := stream.Recv()
+		// The SDK reads the SSE stream and its errors (RecvRaw); each
+		// chunk is decoded here (decodeChunk).
+		raw, err := stream.RecvRaw()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
+			return err
+		}
+		var resp chatStreamChunk
+		if err := decodeChunk(raw, &resp); err != nil {
 			return err
 		}
 		if resp.Usage != nil {
@@ -246,6 +254,39 @@ func streamChat(ctx context.Context, c *goopenai.Client, wire goopenai.ChatCompl
 		out.finish = "tool_calls"
 	}
 	return nil
+}
+
+// chatStreamChunk is the part of a Chat Completions stream chunk the
+// provider reads (the SDK's ChatCompletionStreamResponse, its field types
+// and JSON names, without the fields nothing reads).
+type chatStreamChunk struct {
+	Choices []chatStreamChoice `json:"choices"`
+	Usage   *goopenai.Usage    `json:"usage"`
+}
+
+type chatStreamChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content          string              `json:"content"`
+		ReasoningContent string              `json:"reasoning_content"`
+		ToolCalls        []goopenai.ToolCall `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason goopenai.FinishReason `json:"finish_reason"`
+}
+
+// chunkOptions make encoding/json/v2 read a chunk as encoding/json does
+// (v1's semantics: names matched without regard to case, duplicate names
+// allowed, invalid UTF-8 read as U+FFFD, ...), as GOEXPERIMENT=jsonv2
+// builds encoding/json itself.
+var chunkOptions = jsonv1.DefaultOptionsV1()
+
+// decodeChunk decodes one stream chunk with encoding/json/v2
+// (github.com/go-json-experiment/json, its mirror until Go 1.27): the
+// SDK's encoding/json decoding of every chunk was the largest part of a
+// stream's CPU; v2 reads a chunk in half the time with a fifth of the
+// allocations (BenchmarkChatStream).
+func decodeChunk(raw []byte, v *chatStreamChunk) error {
+	return jsonv2.Unmarshal(raw, v, chunkOptions)
 }
 
 // endedEmpty reports a stream that ended before carrying anything (no delta,

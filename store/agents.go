@@ -45,7 +45,7 @@ func (s *Store) PutAgent(ctx context.Context, a AgentDef) error {
 		return fmt.Errorf("put agent: %w: agent without a name", ErrInvalid)
 	}
 	err := s.write(ctx, func(t *wtx) error {
-		_, err := t.tx.ExecContext(t.ctx, `INSERT OR REPLACE INTO agents (name, description, prompt, model, builtin, updated_at)
+		_, err := t.exec(`INSERT OR REPLACE INTO agents (name, description, prompt, model, builtin, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, a.Name, a.Description, a.Prompt, a.Model, a.Builtin, t.nowMS())
 		return err
 	})

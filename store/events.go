@@ -243,7 +243,7 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 		if len(payload) == 0 {
 			payload = e.Data
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO pending_requests
+		if _, err := t.exec(`INSERT INTO pending_requests
 			(request_id, session_pk, kind, turn_id, tool_call_id, seq, data, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.RequestID, st.pk, p.Kind, e.TurnID, p.ToolCallID, seq, string(payload), e.timeMS); err != nil {
@@ -257,7 +257,7 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 		st.checkpointSeq = seq
 	}
 	if e.ClosePending {
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE pending_requests
+		if _, err := t.exec(`UPDATE pending_requests
 			SET answered = 1, answered_at = ?, answer_note = ?
 			WHERE session_pk = ? AND turn_id = ? AND answered = 0`,
 			e.timeMS, "closed: turn ended", st.pk, e.TurnID); err != nil {
@@ -265,12 +265,12 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 		}
 	}
 	if e.Status != "" {
-		if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET status = ? WHERE pk = ?", e.Status, st.pk); err != nil {
+		if _, err := t.exec("UPDATE sessions SET status = ? WHERE pk = ?", e.Status, st.pk); err != nil {
 			return fmt.Errorf("set status: %w", err)
 		}
 	}
 	if e.CountTask {
-		if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET task_count = task_count + 1 WHERE pk = ?", st.pk); err != nil {
+		if _, err := t.exec("UPDATE sessions SET task_count = task_count + 1 WHERE pk = ?", st.pk); err != nil {
 			return fmt.Errorf("count task: %w", err)
 		}
 	}
@@ -280,14 +280,14 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 			source = "user"
 		}
 		// An automatic name never replaces one the user chose.
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE sessions SET title = ?, title_source = ?
+		if _, err := t.exec(`UPDATE sessions SET title = ?, title_source = ?
 			WHERE pk = ? AND (? = 'user' OR title_source = 'auto')`,
 			d.Name, source, st.pk, source); err != nil {
 			return fmt.Errorf("name session: %w", err)
 		}
 	}
 	if e.Dequeue && e.TurnID != "" {
-		if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, e.TurnID); err != nil {
+		if _, err := t.exec("DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, e.TurnID); err != nil {
 			return fmt.Errorf("dequeue turn: %w", err)
 		}
 	}

@@ -58,7 +58,7 @@ func (s *Store) SaveGrants(ctx context.Context, sessionID string, g Grants) erro
 		if err != nil {
 			return err
 		}
-		_, err = t.tx.ExecContext(t.ctx, `INSERT OR REPLACE INTO grants (session_pk,
+		_, err = t.exec(`INSERT OR REPLACE INTO grants (session_pk,
 			session_tools, session_commands, directories, grant_times, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			st.pk, cols[0], cols[1], cols[2], cols[3], t.nowMS())
 		return err
@@ -103,7 +103,7 @@ func (s *Store) SaveCompaction(ctx context.Context, sessionID string, state json
 		if err != nil {
 			return err
 		}
-		_, err = t.tx.ExecContext(t.ctx, "INSERT OR REPLACE INTO compaction (session_pk, state, updated_at) VALUES (?, ?, ?)",
+		_, err = t.exec("INSERT OR REPLACE INTO compaction (session_pk, state, updated_at) VALUES (?, ?, ?)",
 			st.pk, string(state), t.nowMS())
 		return err
 	})

@@ -55,7 +55,7 @@ func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
 		}
 	}
 	if len(old) > len(msgs) {
-		if _, err := t.tx.ExecContext(t.ctx,
+		if _, err := t.exec(
 			"DELETE FROM messages WHERE session_pk = ? AND idx >= ?", st.pk, len(msgs)); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
@@ -66,7 +66,7 @@ func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
 }
 
 func (t *wtx) loadHashes(st *sessState) error {
-	rows, err := t.tx.QueryContext(t.ctx, "SELECT idx, data FROM messages WHERE session_pk = ? ORDER BY idx", st.pk)
+	rows, err := t.query("SELECT idx, data FROM messages WHERE session_pk = ? ORDER BY idx", st.pk)
 	if err != nil {
 		return fmt.Errorf("load history: %w", err)
 	}

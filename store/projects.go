@@ -26,12 +26,12 @@ func (s *Store) UpsertProject(ctx context.Context, path string) (Project, error)
 	var p Project
 	err = s.write(ctx, func(t *wtx) error {
 		now := t.nowMS()
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO projects (id, path, created_at, opened_at) VALUES (?, ?, ?, ?)
+		if _, err := t.exec(`INSERT INTO projects (id, path, created_at, opened_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (path) DO UPDATE SET opened_at = excluded.opened_at`, newID(), abs, now, now); err != nil {
 			return err
 		}
 		var created, opened int64
-		if err := t.tx.QueryRowContext(t.ctx, "SELECT id, path, created_at, opened_at FROM projects WHERE path = ?", abs).
+		if err := t.queryRow("SELECT id, path, created_at, opened_at FROM projects WHERE path = ?", abs).
 			Scan(&p.ID, &p.Path, &created, &opened); err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ func (s *Store) PutProviderProfile(ctx context.Context, p ProviderProfile) error
 		return fmt.Errorf("put provider profile: %w", err)
 	}
 	err = s.write(ctx, func(t *wtx) error {
-		_, err := t.tx.ExecContext(t.ctx, "INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		_, err := t.exec("INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			p.Name, p.BaseURL, p.APIMode, p.DefaultModel, p.Proxy, string(hb), p.ContextWindow, string(rb), t.nowMS())
 		return err
 	})
@@ -200,7 +200,7 @@ func (s *Store) DeleteProviderProfile(ctx context.Context, name string) error {
 
 func (s *Store) deleteByName(ctx context.Context, table, what, name string) error {
 	err := s.write(ctx, func(t *wtx) error {
-		res, err := t.tx.ExecContext(t.ctx, "DELETE FROM "+table+" WHERE name = ?", name)
+		res, err := t.exec("DELETE FROM "+table+" WHERE name = ?", name)
 		if err != nil {
 			return err
 		}

@@ -54,10 +54,10 @@ func (s *Store) EnqueueTurn(ctx context.Context, sessionID string, qt QueuedTurn
 		if err != nil {
 			return refuse(err)
 		}
-		if err := t.tx.QueryRowContext(t.ctx, "SELECT count(*) FROM turn_queue WHERE session_pk = ?", st.pk).Scan(&ahead); err != nil {
+		if err := t.queryRow("SELECT count(*) FROM turn_queue WHERE session_pk = ?", st.pk).Scan(&ahead); err != nil {
 			return err
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO turn_queue (session_pk, turn_id, kind, from_turn, input, created_at)
+		if _, err := t.exec(`INSERT INTO turn_queue (session_pk, turn_id, kind, from_turn, input, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, st.pk, qt.TurnID, qt.Kind, qt.From, string(qt.Input), t.nowMS()); err != nil {
 			return err
 		}
@@ -112,7 +112,7 @@ func (s *Store) DropQueuedTurns(ctx context.Context, sessionID, status string, t
 		if err != nil {
 			return refuse(err)
 		}
-		rows, err := t.tx.QueryContext(t.ctx, "SELECT turn_id FROM turn_queue WHERE session_pk = ? ORDER BY pk", st.pk)
+		rows, err := t.query("SELECT turn_id FROM turn_queue WHERE session_pk = ? ORDER BY pk", st.pk)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (s *Store) DropQueuedTurns(ctx context.Context, sessionID, status string, t
 			return err
 		}
 		for _, id := range dropped {
-			if _, err := t.tx.ExecContext(t.ctx, "DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, id); err != nil {
+			if _, err := t.exec("DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", st.pk, id); err != nil {
 				return err
 			}
 		}
@@ -239,7 +239,7 @@ func (t *wtx) setStatus(pk int64, status string) error {
 	if status == "" {
 		return nil
 	}
-	if _, err := t.tx.ExecContext(t.ctx, "UPDATE sessions SET status = ? WHERE pk = ?", status, pk); err != nil {
+	if _, err := t.exec("UPDATE sessions SET status = ? WHERE pk = ?", status, pk); err != nil {
 		return fmt.Errorf("set status: %w", err)
 	}
 	return nil

@@ -101,7 +101,7 @@ func (s *Store) AnswerRequest(ctx context.Context, sessionID, requestID string, 
 	}
 	var out PendingRequest
 	err := s.write(ctx, func(t *wtx) error {
-		p, err := scanRequest(t.tx.QueryRowContext(t.ctx, "SELECT "+requestCols+requestFrom+" WHERE r.request_id = ?", requestID))
+		p, err := scanRequest(t.queryRow("SELECT "+requestCols+requestFrom+" WHERE r.request_id = ?", requestID))
 		if err != nil {
 			return refuse(notFound(err, "request", requestID))
 		}
@@ -112,7 +112,7 @@ func (s *Store) AnswerRequest(ctx context.Context, sessionID, requestID string, 
 			return refuse(fmt.Errorf("request %q: %w", requestID, ErrAlreadyAnswered))
 		}
 		now := t.nowMS()
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE pending_requests SET answered = 1, response = ?, answered_at = ?,
+		if _, err := t.exec(`UPDATE pending_requests SET answered = 1, response = ?, answered_at = ?,
 			answer_note = ? WHERE request_id = ?`, string(response), now, note, requestID); err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (s *Store) CloseRequests(ctx context.Context, sessionID, note string) ([]st
 		if err != nil {
 			return err
 		}
-		rows, err := t.tx.QueryContext(t.ctx, "SELECT request_id FROM pending_requests WHERE session_pk = ? AND answered = 0", st.pk)
+		rows, err := t.query("SELECT request_id FROM pending_requests WHERE session_pk = ? AND answered = 0", st.pk)
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (s *Store) CloseRequests(ctx context.Context, sessionID, note string) ([]st
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		_, err = t.tx.ExecContext(t.ctx, `UPDATE pending_requests SET answered = 1, answered_at = ?, answer_note = ?
+		_, err = t.exec(`UPDATE pending_requests SET answered = 1, answered_at = ?, answer_note = ?
 			WHERE session_pk = ? AND answered = 0`, t.nowMS(), note, st.pk)
 		return err
 	})

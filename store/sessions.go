@@ -105,7 +105,7 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) (Session, error) 
 		var project any
 		if ss.ProjectID != "" {
 			var n int
-			if err := t.tx.QueryRowContext(t.ctx, "SELECT count(*) FROM projects WHERE id = ?", ss.ProjectID).Scan(&n); err != nil {
+			if err := t.queryRow("SELECT count(*) FROM projects WHERE id = ?", ss.ProjectID).Scan(&n); err != nil {
 				return err
 			}
 			if n == 0 {
@@ -114,7 +114,7 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) (Session, error) 
 			project = ss.ProjectID
 		}
 		now := t.nowMS()
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO sessions (id, project_id, title, title_source, model, mode,
+		if _, err := t.exec(`INSERT INTO sessions (id, project_id, title, title_source, model, mode,
 			agent, provider, status, task_count, created_at, updated_at, settings)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			ss.ID, project, ss.Title, ss.TitleSource, ss.Model, ss.Mode, ss.Agent, ss.Provider, ss.Status,
@@ -123,7 +123,7 @@ func (s *Store) CreateSession(ctx context.Context, ss Session) (Session, error) 
 		}
 		t.forgetCache(ss.ID)
 		var err error
-		out, err = scanSession(t.tx.QueryRowContext(t.ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", ss.ID))
+		out, err = scanSession(t.queryRow("SELECT "+sessionCols+" FROM sessions WHERE id = ?", ss.ID))
 		return err
 	})
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Store) Sessions(ctx context.Context, projectID string) ([]Session, erro
 func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*Session)) (Session, error) {
 	var out Session
 	err := s.write(ctx, func(t *wtx) error {
-		cur, err := scanSession(t.tx.QueryRowContext(t.ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = ?", id))
+		cur, err := scanSession(t.queryRow("SELECT "+sessionCols+" FROM sessions WHERE id = ?", id))
 		if err != nil {
 			return refuse(notFound(err, "session", id))
 		}
@@ -190,7 +190,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*Session))
 			return refuse(err)
 		}
 		now := t.nowMS()
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE sessions SET title = ?, title_source = ?, model = ?, mode = ?,
+		if _, err := t.exec(`UPDATE sessions SET title = ?, title_source = ?, model = ?, mode = ?,
 			agent = ?, provider = ?, status = ?, task_count = ?, settings = ?, updated_at = ? WHERE id = ?`,
 			next.Title, next.TitleSource, next.Model, next.Mode, next.Agent, next.Provider, next.Status,
 			next.TaskCount, string(next.Settings), now, id); err != nil {
@@ -213,7 +213,7 @@ func (s *Store) UpdateSession(ctx context.Context, id string, fn func(*Session))
 // results).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	err := s.write(ctx, func(t *wtx) error {
-		res, err := t.tx.ExecContext(t.ctx, "DELETE FROM sessions WHERE id = ?", id)
+		res, err := t.exec("DELETE FROM sessions WHERE id = ?", id)
 		if err != nil {
 			return err
 		}

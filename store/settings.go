@@ -24,10 +24,10 @@ func (s *Store) SetSetting(ctx context.Context, key string, v json.RawMessage) e
 	}
 	err := s.write(ctx, func(t *wtx) error {
 		if v == nil {
-			_, err := t.tx.ExecContext(t.ctx, "DELETE FROM settings WHERE key = ?", key)
+			_, err := t.exec("DELETE FROM settings WHERE key = ?", key)
 			return err
 		}
-		_, err := t.tx.ExecContext(t.ctx, "INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
+		_, err := t.exec("INSERT OR REPLACE INTO settings (key, value, updated_at) VALUES (?, ?, ?)",
 			key, string(v), t.nowMS())
 		return err
 	})

@@ -17,10 +17,19 @@ type writerStmts struct {
 	insEvent                *sql.Stmt // INSERT INTO events
 	updSession              *sql.Stmt // a session's last_seq, checkpoint_seq, updated_at
 	putMessage              *sql.Stmt // INSERT OR REPLACE INTO messages
+
+	// others are the rest of the writer's statements, each prepared on
+	// its first use (wtx.exec, query, queryRow): a turn's status, queue
+	// and request rows were parsed again in every transaction, a tenth of
+	// a long session's CPU. Keyed by their text, which is a constant of
+	// this package (or one of a few built from constants), so it stays
+	// small; only the writer's goroutine uses it.
+	conn   *sql.Conn
+	others map[string]*sql.Stmt
 }
 
 func prepareWriterStmts(ctx context.Context, conn *sql.Conn) (writerStmts, error) {
-	var s writerStmts
+	s := writerStmts{conn: conn, others: map[string]*sql.Stmt{}}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
@@ -49,5 +58,55 @@ func (s writerStmts) close() error {
 			errs = append(errs, st.Close())
 		}
 	}
+	for _, st := range s.others {
+		errs = append(errs, st.Close())
+	}
 	return errors.Join(errs...)
 }
+
+// stmt is the writer's prepared statement of query, prepared now if this
+// is its first use.
+func (s writerStmts) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := s.others[query]; ok {
+		return st, nil
+	}
+	st, err := s.conn.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.others[query] = st
+	return st, nil
+}
+
+// exec, query and queryRow run a statement of the writer's transaction,
+// prepared once (writerStmts.stmt).
+func (t *wtx) exec(query string, args ...any) (sql.Result, error) {
+	st, err := t.w.st.stmt(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(t.ctx, args...)
+}
+
+func (t *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	st, err := t.w.st.stmt(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(t.ctx, args...)
+}
+
+// queryRow is QueryRowContext's counterpart: a failed prepare is reported
+// by the row's Scan.
+func (t *wtx) queryRow(query string, args ...any) scanner {
+	st, err := t.w.st.stmt(t.ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(t.ctx, args...)
+}
+
+// errRow is the row of a statement that did not prepare.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

@@ -172,7 +172,6 @@ func (w *writer) try(ctx context.Context, ops []*op) (err error) {
 			return fmt.Errorf("begin: %w", err)
 		}
 	}
-	t.tx = w.conn
 	rollback := func() { _, _ = w.st.rollback.ExecContext(ctx) }
 	for _, o := range ops {
 		if e := t.apply(o); e != nil {
@@ -199,7 +198,6 @@ func (w *writer) try(ctx context.Context, ops []*op) (err error) {
 type wtx struct {
 	ctx     context.Context
 	w       *writer
-	tx      *sql.Conn             // the writer's connection, inside BEGIN IMMEDIATE … COMMIT
 	touched map[string]*sessState // nil value: deleted in this transaction
 	after   []func()
 	now     time.Time
@@ -269,7 +267,7 @@ func (t *wtx) session(id string) (*sessState, error) {
 		st = *c
 		st.dirty = false
 	} else {
-		err := t.tx.QueryRowContext(t.ctx, "SELECT pk, last_seq, checkpoint_seq FROM sessions WHERE id = ?", id).
+		err := t.queryRow("SELECT pk, last_seq, checkpoint_seq FROM sessions WHERE id = ?", id).
 			Scan(&st.pk, &st.lastSeq, &st.checkpointSeq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)

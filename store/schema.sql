@@ -1,0 +1,99 @@
+CREATE TABLE projects (
+	id         TEXT PRIMARY KEY,
+	path       TEXT NOT NULL UNIQUE,
+	created_at INTEGER NOT NULL,
+	opened_at  INTEGER NOT NULL
+);
+CREATE TABLE sessions (
+	pk             INTEGER PRIMARY KEY AUTOINCREMENT,
+	id             TEXT NOT NULL UNIQUE,
+	project_id     TEXT REFERENCES projects(id) ON DELETE CASCADE,
+	title          TEXT NOT NULL DEFAULT '',
+	title_source   TEXT NOT NULL DEFAULT 'auto' CHECK (title_source IN ('auto', 'user')),
+	model          TEXT NOT NULL DEFAULT '',
+	mode           TEXT NOT NULL DEFAULT '',
+	agent          TEXT NOT NULL DEFAULT '',
+	provider       TEXT NOT NULL DEFAULT '',
+	task_count     INTEGER NOT NULL DEFAULT 0,
+	last_seq       INTEGER NOT NULL DEFAULT 0,
+	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
+	created_at     INTEGER NOT NULL,
+	updated_at     INTEGER NOT NULL
+, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle');
+CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
+CREATE TABLE events (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	turn_id    TEXT NOT NULL DEFAULT '',
+	type       TEXT NOT NULL,
+	data       TEXT NOT NULL,
+	time       INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, seq)
+) WITHOUT ROWID;
+CREATE TABLE messages (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	idx        INTEGER NOT NULL,
+	data       TEXT NOT NULL,
+	PRIMARY KEY (session_pk, idx)
+) WITHOUT ROWID;
+CREATE TABLE pending_requests (
+	request_id   TEXT PRIMARY KEY,
+	session_pk   INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	kind         TEXT NOT NULL CHECK (kind IN ('approval', 'question', 'plan', 'directory')),
+	turn_id      TEXT NOT NULL DEFAULT '',
+	tool_call_id TEXT NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
+	data         TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	answered     INTEGER NOT NULL DEFAULT 0,
+	response     TEXT,
+	answered_at  INTEGER,
+	answer_note  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
+CREATE TABLE grants (
+	session_pk       INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	session_tools    TEXT NOT NULL DEFAULT '[]',
+	session_commands TEXT NOT NULL DEFAULT '[]',
+	directories      TEXT NOT NULL DEFAULT '[]',
+	updated_at       INTEGER NOT NULL
+, grant_times TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE compaction (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	state      TEXT NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE TABLE settings (
+	key        TEXT PRIMARY KEY,
+	value      TEXT NOT NULL,
+	updated_at INTEGER NOT NULL
+);
+CREATE TABLE provider_profiles (
+	name           TEXT PRIMARY KEY,
+	base_url       TEXT NOT NULL DEFAULT '',
+	api_mode       TEXT NOT NULL DEFAULT 'auto' CHECK (api_mode IN ('auto', 'responses', 'chat')),
+	default_model  TEXT NOT NULL DEFAULT '',
+	proxy          TEXT NOT NULL DEFAULT '',
+	headers        TEXT NOT NULL DEFAULT '{}',
+	context_window INTEGER NOT NULL DEFAULT 0,
+	updated_at     INTEGER NOT NULL
+, retry TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE agents (
+	name        TEXT PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	prompt      TEXT NOT NULL DEFAULT '',
+	model       TEXT NOT NULL DEFAULT '',
+	builtin     INTEGER NOT NULL DEFAULT 0,
+	updated_at  INTEGER NOT NULL
+);
+CREATE INDEX sessions_by_status ON sessions(status);
+CREATE TABLE turn_queue (
+	pk         INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	turn_id    TEXT NOT NULL UNIQUE,
+	kind       TEXT NOT NULL,
+	from_turn  TEXT NOT NULL DEFAULT '',
+	input      TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX turn_queue_by_session ON turn_queue(session_pk, pk);

@@ -39,6 +39,7 @@ phase "go mod download" go mod download
 phase "make deps" make deps
 phase "make lint" make lint
 phase "make test-go" make test-go
+phase "make test-third-party" make test-third-party
 phase "make test-ts" make test-ts
 phase "make test-ui" make test-ui
 phase "make build" make build

@@ -83,6 +83,10 @@ type preparedEvent struct {
 	EventInput
 	timeMS  int64
 	history [][]byte // nil: no checkpoint
+	// The history's encoding and what it shares with an earlier one
+	// (encodedCheckpoint); zero without the cache.
+	histToken, histPrev uint64
+	histSame            int
 }
 
 // validStatus reports whether s is a plausible status: a short lowercase
@@ -133,17 +137,19 @@ func prepareEventWith(in EventInput, cache *historyCache, sessionID string) (pre
 	}
 	pe := preparedEvent{EventInput: in, timeMS: in.Time.UnixMilli()}
 	if in.History != nil {
-		var h [][]byte
-		var err error
 		if cache != nil {
-			h, err = cache.encode(sessionID, in.History)
+			ec, err := cache.encode(sessionID, in.History)
+			if err != nil {
+				return preparedEvent{}, err
+			}
+			pe.history, pe.histToken, pe.histPrev, pe.histSame = ec.enc, ec.token, ec.prev, ec.same
 		} else {
-			h, err = marshalHistory(in.History)
+			h, err := marshalHistory(in.History)
+			if err != nil {
+				return preparedEvent{}, err
+			}
+			pe.history = h
 		}
-		if err != nil {
-			return preparedEvent{}, err
-		}
-		pe.history = h
 		pe.History = nil
 	}
 	return pe, nil
@@ -251,7 +257,7 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 		}
 	}
 	if e.history != nil {
-		if err := t.checkpoint(st, e.history); err != nil {
+		if err := t.checkpoint(st, e); err != nil {
 			return err
 		}
 		st.checkpointSeq = seq

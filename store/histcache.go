@@ -3,6 +3,7 @@ package store
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zqagent/sidecar/llm"
 )
@@ -21,10 +22,26 @@ type historyCache struct {
 }
 
 type encodedHistory struct {
-	msgs []llm.Message // Attachments cleared, as encoded
-	enc  [][]byte
-	size int // encoded bytes
+	msgs  []llm.Message // Attachments cleared, as encoded
+	enc   [][]byte
+	size  int    // encoded bytes
+	token uint64 // names the encoding the entry holds (historyTokens)
 }
+
+// encodedCheckpoint is a history encoded for a checkpoint. token names
+// this encoding; the first same messages are, byte for byte, those of the
+// encoding named prev (0: none known). A writer that committed prev's
+// encoding already holds those messages' hashes and need not hash them
+// again (wtx.checkpoint): that pass over the whole history per checkpoint
+// made a long session's turns slower as it grew.
+type encodedCheckpoint struct {
+	enc         [][]byte
+	token, prev uint64
+	same        int
+}
+
+// historyTokens are the tokens of encodings, unique in the process.
+var historyTokens atomic.Uint64
 
 // The cache is for the sessions streaming now: past either bound it starts
 // again from the entry being added (an entry also keeps its messages'
@@ -39,7 +56,7 @@ const (
 // out while it is brought up to date, in place (a copy per checkpoint would
 // cost as much as the history is long); a checkpoint of the same session
 // meanwhile encodes without it.
-func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, error) {
+func (c *historyCache) encode(sessionID string, h []llm.Message) (encodedCheckpoint, error) {
 	c.mu.Lock()
 	e := c.sessions[sessionID]
 	if e != nil {
@@ -50,17 +67,23 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 	if e == nil {
 		e = &encodedHistory{}
 	}
+	prev, same, prefix := e.token, 0, true
+	e.token = 0 // while it changes (an error leaves it unnamed)
 	e.size = 0
 	for i := range h {
 		m := h[i]
 		m.Attachments = nil
 		if i < len(e.msgs) && sameMessage(&e.msgs[i], &m) {
 			e.size += len(e.enc[i])
+			if prefix {
+				same++
+			}
 			continue
 		}
+		prefix = false
 		b, err := marshalMessage(i, m)
 		if err != nil {
-			return nil, err
+			return encodedCheckpoint{}, err
 		}
 		// The cache keeps its own slices: a caller that changes a tool call
 		// in place must not change the cached copy with it.
@@ -76,7 +99,11 @@ func (c *historyCache) encode(sessionID string, h []llm.Message) ([][]byte, erro
 	clear(e.msgs[len(h):]) // let go of what a shorter history dropped
 	clear(e.enc[len(h):])
 	e.msgs, e.enc = e.msgs[:len(h)], e.enc[:len(h)]
-	out := slices.Clone(e.enc) // the entry changes with the next checkpoint
+	e.token = historyTokens.Add(1)
+	out := encodedCheckpoint{enc: slices.Clone(e.enc), token: e.token, prev: prev, same: same} // the entry changes with the next checkpoint
+	if prev == 0 {
+		out.same = 0
+	}
 	if e.size > maxCachedHistoryBytes {
 		return out, nil
 	}

@@ -33,10 +33,12 @@ func marshalMessage(i int, m llm.Message) ([]byte, error) {
 	return b, nil
 }
 
-// checkpoint replaces the stored history with msgs, writing only the
+// checkpoint replaces the stored history with e's, writing only the
 // messages that changed since the last checkpoint (history mostly grows at
-// the end; compaction rewrites it).
-func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
+// the end; compaction rewrites it). Messages the cache says are those of
+// the encoding this session last committed are not hashed again.
+func (t *wtx) checkpoint(st *sessState, e *preparedEvent) error {
+	msgs := e.history
 	if !st.hashesKnown {
 		if err := t.loadHashes(st); err != nil {
 			return err
@@ -44,7 +46,13 @@ func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
 	}
 	old := st.hashes
 	hashes := make([]uint64, len(msgs))
-	for i, b := range msgs {
+	reuse := 0
+	if e.histPrev != 0 && e.histPrev == st.histToken {
+		reuse = min(e.histSame, len(old), len(msgs))
+	}
+	copy(hashes, old[:reuse])
+	for i := reuse; i < len(msgs); i++ {
+		b := msgs[i]
 		h := maphash.Bytes(t.w.seed, b)
 		hashes[i] = h
 		if i < len(old) && old[i] == h {
@@ -62,6 +70,7 @@ func (t *wtx) checkpoint(st *sessState, msgs [][]byte) error {
 	}
 	st.hashes = hashes // a new slice: the committed cache may share the old one
 	st.hashesKnown = true
+	st.histToken = e.histToken
 	return nil
 }
 
@@ -86,7 +95,7 @@ func (t *wtx) loadHashes(st *sessState) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("load history: %w", err)
 	}
-	st.hashes, st.hashesKnown = hs, true
+	st.hashes, st.hashesKnown, st.histToken = hs, true, 0
 	return nil
 }
 

@@ -51,7 +51,8 @@ type sessState struct {
 	checkpointSeq int64
 	hashes        []uint64
 	hashesKnown   bool
-	dirty         bool // last_seq/checkpoint_seq changed in this transaction
+	histToken     uint64 // the encoding hashes were taken of (encodedCheckpoint); 0: unknown
+	dirty         bool   // last_seq/checkpoint_seq changed in this transaction
 }
 
 const maxCachedSessions = 4096

@@ -51,7 +51,11 @@ check)
 diff)
 	upstream "$tmp/a"
 	cp -R "$fork" "$tmp/b"
-	(cd "$tmp" && diff -ruN a b) | sed -E "s/^(---|[+]{3}) ([^\t]*)\t.*/\1 \2/" >"$patchfile" || true
+	# diff exits 1 when the trees differ (the patch), 2 when it failed.
+	st=0
+	(cd "$tmp" && diff -ruN a b) >"$tmp/patch" || st=$?
+	[ "$st" -le 1 ] || { echo "third-party: diff failed" >&2; exit 1; }
+	sed -E "s/^(---|[+]{3}) ([^\t]*)\t.*/\1 \2/" "$tmp/patch" >"$patchfile"
 	echo "third-party: wrote $patchfile"
 	;;
 test)

@@ -50,6 +50,9 @@ type DefaultOptions struct {
 	Instructions    string // overrides engine.BuildInstructions
 	Messages        []llm.Message
 	Hook            engine.Hook
+	// Ledger records which tool calls began (engine.Options.Ledger); nil
+	// keeps the record in memory.
+	Ledger engine.Ledger
 	// SubagentHookFactory makes a hook per explore call; parentCallID is the
 	// explore tool call's id.
 	SubagentHookFactory func(parentCallID string) engine.Hook
@@ -206,7 +209,7 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 		ReasoningEffort: o.ReasoningEffort, Messages: o.Messages, Hook: hook,
 		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
 		CapTokens: o.CapTokens, ToolResultDir: o.ToolResultDir, DefaultApproval: o.DefaultApproval,
-		Compactor: o.Compactor, NoCompaction: o.NoCompaction,
+		Compactor: o.Compactor, NoCompaction: o.NoCompaction, Ledger: o.Ledger,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -183,7 +183,7 @@ func TestEveryToolEndToEnd(t *testing.T) {
 	})
 	e.SetInteractor(answerAll{})
 
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "use every tool"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "use every tool"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	seen := map[string]string{}
 	for _, f := range find[engine.ToolFinishedData](evs) {
@@ -246,7 +246,7 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
 	require.NoError(t, err)
 	defer e.Close()
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "read big.txt"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read big.txt"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.True(t, filepath.IsAbs(path), "the model is given an absolute path: %q", path)
 	fin := find[engine.ToolFinishedData](evs)
@@ -273,7 +273,7 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 		p.AppendChat("summary of the reads", "A title")
 		e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
 		require.NoError(t, err)
-		evs := collect(e.Run(context.Background(), engine.Input{Text: "read both"}))
+		evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read both"}}))
 		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
 		_, err = e.GenerateName(context.Background())
 		require.NoError(t, err)
@@ -308,7 +308,7 @@ func TestDefaultOptionsVCS(t *testing.T) {
 	require.NoError(t, err)
 	defer e.Close()
 	require.NotNil(t, wired.VCS)
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "write"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "write"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	_, err = os.Stat(filepath.Join(ws, "a.txt"))
 	require.NoError(t, err)

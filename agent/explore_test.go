@@ -70,7 +70,7 @@ func TestExploreReturnsOnlyTheReportAndSharesEventsThroughTheHook(t *testing.T) 
 		}})
 	require.NoError(t, err)
 	defer e.Close()
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "explore"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "explore"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	var result string
 	for _, m := range e.Messages() {
@@ -104,7 +104,7 @@ func TestInterruptingTheParentInterruptsExplore(t *testing.T) {
 		<-p.childStarted
 		e.Interrupt()
 	}()
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusInterrupted, last(evs).Status)
 	require.Equal(t, engine.ToolInterrupted, find[engine.ToolFinishedData](evs)[0].Status)
 }

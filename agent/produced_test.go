@@ -32,7 +32,7 @@ func TestProducedFilesAreWorkspaceRelative(t *testing.T) {
 	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto, NoCompaction: true})
 	require.NoError(t, err)
 	defer e.Close()
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "write"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "write"}}))
 	for _, f := range find[engine.ToolFinishedData](evs) {
 		require.Equal(t, engine.ToolOK, f.Status, "%s: %s", f.Name, f.ResultPreview)
 	}

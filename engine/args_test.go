@@ -40,7 +40,7 @@ func TestArgumentsDecodedOnce(t *testing.T) {
 		asked = append(asked, req)
 		return permission.OutcomeOnce, nil
 	})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Zero(t, r.calls.Load(), "a refused call ran")
 	require.Len(t, asked, 1, "only the valid call is asked")

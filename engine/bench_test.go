@@ -29,7 +29,7 @@ func BenchmarkToolRound(b *testing.B) {
 		r.provider.Append(script...)
 		_ = r.eng.SetMessages(nil)
 		b.StartTimer()
-		for range r.eng.Run(context.Background(), engine.Input{Text: "go"}) {
+		for range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		}
 	}
 	b.StopTimer()
@@ -49,7 +49,7 @@ func BenchmarkEventThroughput(b *testing.B) {
 		r.provider.Append(scripted.Response{Text: text, ChunkSize: 1})
 		_ = r.eng.SetMessages(nil)
 		b.StartTimer()
-		for range r.eng.Run(context.Background(), engine.Input{Text: "go"}) {
+		for range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 			events++
 		}
 	}

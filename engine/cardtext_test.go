@@ -40,7 +40,7 @@ func TestCardsSafeToRender(t *testing.T) {
 	r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
 		return permission.OutcomeDeny, nil
 	})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 
 	perms := find[engine.PermissionRequiredData](evs)

@@ -61,7 +61,7 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 	for range calls {
 		r.provider.AppendChat("Summary: the agent read many big files; nothing else happened.")
 	}
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "read everything"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read everything"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 
 	compacted := find[engine.CompactedData](evs)
@@ -121,7 +121,7 @@ func TestContextOverflowIsCompactedAndRetried(t *testing.T) {
 		scripted.Response{Err: "This model's maximum context length is 8192 tokens", ErrKind: "context_overflow"},
 		scripted.Response{Text: "fits now"})
 	r.provider.AppendChat("summary of the reads")
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status, "the overflow is invisible to the caller")
 	require.Empty(t, find[engine.ErrorData](evs))
 	starts := find[engine.CompactingData](evs)
@@ -135,7 +135,7 @@ func TestOverflowTwiceIsRetriableError(t *testing.T) {
 		scripted.Response{Err: "context_length_exceeded", ErrKind: "context_overflow"},
 		scripted.Response{Err: "context_length_exceeded", ErrKind: "context_overflow"})
 	r.provider.AppendChat("summary")
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusError, last(evs).Status)
 	e := find[engine.ErrorData](evs)
 	require.Len(t, e, 1)

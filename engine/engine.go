@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -58,12 +57,14 @@ type Options struct {
 	// OnClose runs when the engine is closed (kills shell tasks, closes
 	// watchers of the default wiring).
 	OnClose []func() error
+	// Ledger records which tool calls began to run (see Ledger); nil keeps
+	// the record in memory for the process's life.
+	Ledger Ledger
 }
 
-// Input is one user turn.
+// Input is what the user gives a turn.
 type Input struct {
 	Text        string
-	TaskID      string // turn id; generated when empty
 	Attachments []llm.Attachment
 	Refs        []llm.StoredAttachment
 }
@@ -101,11 +102,11 @@ type Engine struct {
 	opts        Options // immutable after New
 	conv        string  // names this history to the provider (llm.Request.Conversation)
 
+	ledger Ledger
+
 	mu           sync.Mutex
-	state        State               // guarded by mu; changed only by setState
-	cancel       context.CancelFunc  // guarded by mu; cancels the running turn
-	interrupted  bool                // guarded by mu; Interrupt was called during this turn
-	suspendFlag  bool                // guarded by mu; Suspend was called during this turn
+	cur          *turn               // guarded by mu; the running turn (nil: idle), set by begin and end only
+	turns        int                 // guarded by mu; turns this engine began
 	model        string              // guarded by mu
 	instructions string              // guarded by mu
 	messages     []llm.Message       // guarded by mu
@@ -113,7 +114,6 @@ type Engine struct {
 	approver     permission.Approver // guarded by mu
 	interactor   interact.Handlers   // guarded by mu
 	lastErr      *ErrorData          // guarded by mu; set when the last turn ended in error
-	ranTurn      bool                // guarded by mu; a turn of this engine has started
 	closed       bool                // guarded by mu
 	onClose      []func() error      // guarded by mu
 	onTurnStart  []func()            // guarded by mu
@@ -170,6 +170,10 @@ func New(opts Options) (*Engine, error) {
 	}
 	e.messages = withSystem(opts.Messages, opts.Instructions)
 	e.opts = opts
+	e.ledger = opts.Ledger
+	if e.ledger == nil {
+		e.ledger = &memLedger{e: e}
+	}
 	return e, nil
 }
 
@@ -276,18 +280,21 @@ func (e *Engine) Messages() []llm.Message {
 func (e *Engine) SetMessages(msgs []llm.Message) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state != StateIdle {
+	if e.cur != nil {
 		return ErrBusy
 	}
 	e.messages = withSystem(msgs, e.instructions)
 	return nil
 }
 
-// State returns the turn state.
+// State returns whether a turn runs.
 func (e *Engine) State() State {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.state
+	if e.cur != nil {
+		return StateRunning
+	}
+	return StateIdle
 }
 
 // Running reports whether a turn is in progress.
@@ -299,9 +306,8 @@ func (e *Engine) Running() bool { return e.State() != StateIdle }
 func (e *Engine) Interrupt() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancel != nil {
-		e.interrupted = true
-		e.cancel()
+	if e.cur != nil {
+		e.cur.stopLocked(stopInterrupted, nil)
 	}
 }
 
@@ -351,11 +357,11 @@ func (e *Engine) LastError() *ErrorData {
 // RestoreLastError records that the history's last turn ended in d, as the
 // store says of a restored session, so that Retry can run it again after a
 // restart (or an engine reload) as it could before. It changes nothing
-// while a turn runs or once a turn of this engine has ended.
+// once a turn of this engine has begun.
 func (e *Engine) RestoreLastError(d ErrorData) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state != StateIdle || e.lastErr != nil || e.ranTurn {
+	if e.turns > 0 || e.lastErr != nil {
 		return
 	}
 	e.lastErr = &d
@@ -370,9 +376,8 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
-	if e.cancel != nil {
-		e.interrupted = true
-		e.cancel()
+	if e.cur != nil {
+		e.cur.stopLocked(stopInterrupted, nil)
 	}
 	fns := e.onClose
 	e.onClose = nil
@@ -401,22 +406,19 @@ func (e *Engine) AddTurnStart(f func()) {
 	e.onTurnStart = append(e.onTurnStart, f)
 }
 
-// begin moves idle → running and installs the turn's cancel func.
-func (e *Engine) begin(cancel context.CancelFunc) error {
+// begin makes t the running turn (idle → running).
+func (e *Engine) begin(t *turn) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return ErrClosed
 	}
-	if e.state != StateIdle {
+	if e.cur != nil {
 		return ErrBusy
 	}
-	e.setStateLocked(StateRunning)
-	e.cancel = cancel
-	e.interrupted = false
-	e.suspendFlag = false
+	e.cur = t
+	e.turns++
 	e.lastErr = nil // a new turn (a retry too) supersedes the last one's error
-	e.ranTurn = true
 	for _, f := range e.onTurnStart {
 		safeCall(f)
 	}
@@ -424,15 +426,13 @@ func (e *Engine) begin(cancel context.CancelFunc) error {
 }
 
 // end moves the engine back to idle.
-func (e *Engine) end() {
+func (e *Engine) end(t *turn) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.setStateLocked(StateIdle)
-	e.cancel = nil
+	if e.cur == t {
+		e.cur = nil
+	}
 }
-
-// setStateLocked is the one place the turn state changes.
-func (e *Engine) setStateLocked(s State) { e.state = s }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

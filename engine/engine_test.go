@@ -145,7 +145,7 @@ func find[T engine.EventData](evs []engine.Event) []T {
 
 func TestTextTurnEventOrder(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "hello there, world", Reasoning: "thinking", Usage: &llm.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13}})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "hi", TaskID: "t1"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{ID: "t1", Input: engine.Input{Text: "hi"}}))
 	require.Equal(t, []engine.EventType{
 		engine.EventTurnStart, engine.EventLLMRequest, engine.EventReasoningDelta, engine.EventAssistantDelta,
 		engine.EventAssistantMessage, engine.EventIterationEnd, engine.EventTurnEnd,
@@ -180,8 +180,8 @@ func TestTextTurnEventOrder(t *testing.T) {
 
 func TestMultiTurnHistoryCarriesOver(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "one"}, scripted.Response{Text: "two"})
-	collect(r.eng.Run(context.Background(), engine.Input{Text: "first"}))
-	collect(r.eng.Run(context.Background(), engine.Input{Text: "second"}))
+	collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "first"}}))
+	collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "second"}}))
 	reqs := r.provider.Requests()
 	require.Len(t, reqs, 2)
 	var contents []string
@@ -195,7 +195,7 @@ func TestParallelLowRiskToolsAndResultsInHistory(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil,
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{"x":"a"}`), call("c2", "echo", `{"x":"b"}`)}},
 		scripted.Response{Text: "done"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Equal(t, int32(2), r.calls.Load())
 	fin := find[engine.ToolFinishedData](evs)
@@ -240,7 +240,7 @@ func TestApprovalOutcomes(t *testing.T) {
 				asked = append(asked, req)
 				return tc.outcome, nil
 			})
-			evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+			evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 			require.Equal(t, engine.StatusCompleted, last(evs).Status)
 			require.Equal(t, tc.wantRuns, r.calls.Load())
 			require.Len(t, asked, tc.wantAsks)
@@ -260,7 +260,7 @@ func TestApprovalOutcomes(t *testing.T) {
 
 func TestNoApproverFailsClosed(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", `{}`)}}, scripted.Response{Text: "never"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusError, last(evs).Status)
 	require.Equal(t, int32(0), r.calls.Load())
 	errs := find[engine.ErrorData](evs)
@@ -275,7 +275,7 @@ func TestNoApproverFailsClosed(t *testing.T) {
 func TestDefaultApprovalDeny(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.DefaultApproval = permission.DefaultApproval("deny") },
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", `{}`)}}, scripted.Response{Text: "ok"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Equal(t, engine.ToolDenied, find[engine.ToolFinishedData](evs)[0].Status)
 	require.Equal(t, int32(0), r.calls.Load())
@@ -287,7 +287,7 @@ func TestReadOnlyModeDeniesExec(t *testing.T) {
 		t.Fatal("plan mode must not ask")
 		return permission.OutcomeDeny, nil
 	})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.ToolDenied, find[engine.ToolFinishedData](evs)[0].Status)
 	require.Equal(t, int32(0), r.calls.Load())
 }
@@ -296,7 +296,7 @@ func TestToolErrorsBecomeResults(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil,
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "fail", `{}`), call("c2", "panic", `{}`), call("c3", "nosuch", `{}`), call("c4", "echo", `not json`)}},
 		scripted.Response{Text: "recovered"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	results := map[string]map[string]string{}
 	for _, m := range r.eng.Messages() {
@@ -330,7 +330,7 @@ func TestDisabledToolIsRefusedByName(t *testing.T) {
 		r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
 			return permission.OutcomeOnce, nil
 		})
-		evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 		require.Equal(t, engine.StatusCompleted, last(evs).Status)
 		require.Equal(t, int32(0), r.calls.Load(), "%s: a disabled tool never runs", mode)
 		require.Empty(t, find[engine.ToolStartedData](evs))
@@ -351,7 +351,7 @@ func TestResultBudgetSpillsToDisk(t *testing.T) {
 		o.ToolResultDir = dir
 		o.ResultMaxChars = 10_000
 	}, scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "big", `{}`)}}, scripted.Response{Text: "ok"})
-	collect(r.eng.Run(context.Background(), engine.Input{Text: "go", TaskID: "tb"}))
+	collect(r.eng.Run(context.Background(), engine.Turn{ID: "tb", Input: engine.Input{Text: "go"}}))
 	var res string
 	for _, m := range r.eng.Messages() {
 		if m.Role == llm.RoleTool {
@@ -370,7 +370,7 @@ func TestBackPressure(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil,
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{"x":"a"}`)}},
 		scripted.Response{Text: "done"})
-	next, stop := iter.Pull(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	next, stop := iter.Pull(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	ev, ok := next()
 	require.True(t, ok)
 	require.Equal(t, engine.EventTurnStart, ev.Type)
@@ -393,14 +393,14 @@ func TestBackPressure(t *testing.T) {
 	h := r.eng.Messages()
 	require.Equal(t, llm.RoleTool, h[len(h)-1].Role)
 	r.provider.Append(scripted.Response{Text: "next"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "again"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 }
 
 func TestInterruptDuringStreaming(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "partial text", Stall: true}, scripted.Response{Text: "after"})
 	var evs []engine.Event
-	for ev := range r.eng.Run(context.Background(), engine.Input{Text: "go"}) {
+	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		evs = append(evs, ev)
 		if ev.Type == engine.EventAssistantDelta {
 			r.eng.Interrupt()
@@ -413,7 +413,7 @@ func TestInterruptDuringStreaming(t *testing.T) {
 	for _, m := range r.eng.Messages() {
 		require.NotEqual(t, llm.RoleAssistant, m.Role, "a cut-off response is not kept")
 	}
-	evs = collect(r.eng.Run(context.Background(), engine.Input{Text: "again"}))
+	evs = collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 }
 
@@ -431,27 +431,30 @@ func TestInterruptDuringSlowTool(t *testing.T) {
 		<-started
 		r.eng.Interrupt()
 	}()
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	<-cancelled
 	require.Equal(t, engine.StatusInterrupted, last(evs).Status)
 	require.Equal(t, engine.ToolInterrupted, find[engine.ToolFinishedData](evs)[0].Status)
 	require.Len(t, r.provider.Requests(), 1)
 }
 
-func TestBreakOutCancelsTool(t *testing.T) {
+// TestBreakOutAtToolStartedRunsNothing: a consumer that stops pulling at
+// tool_started stops the turn before the tool runs (nobody is left to
+// record what it would do).
+func TestBreakOutAtToolStartedRunsNothing(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "slow", `{}`)}})
-	cancelled := make(chan struct{})
+	var ran atomic.Bool
 	r.reg.MustRegister(tools.Spec{Name: "slow", Schema: schema("slow"), Meta: tools.Metadata{RiskLevel: tools.RiskLow, Class: tools.ClassRead}, Handler: func(ctx context.Context, c tools.Call) (any, error) {
+		ran.Store(true)
 		<-ctx.Done()
-		close(cancelled)
 		return nil, ctx.Err()
 	}})
-	for ev := range r.eng.Run(context.Background(), engine.Input{Text: "go"}) {
+	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		if ev.Type == engine.EventToolStarted {
 			break
 		}
 	}
-	<-cancelled
+	require.False(t, ran.Load(), "the tool never started")
 	require.False(t, r.eng.Running())
 }
 
@@ -463,7 +466,7 @@ func TestSteeringInjectedBetweenIterations(t *testing.T) {
 	require.True(t, r.eng.RemoveSteering("withdrawn"))
 	require.False(t, r.eng.RemoveSteering("withdrawn"))
 	var evs []engine.Event
-	for ev := range r.eng.Run(context.Background(), engine.Input{Text: "go"}) {
+	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		evs = append(evs, ev)
 		if ev.Type == engine.EventToolStarted {
 			r.eng.QueueSteering("also run the tests", nil, nil)
@@ -481,13 +484,13 @@ func TestSteeringInjectedBetweenIterations(t *testing.T) {
 
 func TestRetryAfterRetriableError(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Err: "upstream exploded", ErrKind: "server"}, scripted.Response{Text: "second try"})
-	require.Empty(t, collect(r.eng.Retry(context.Background())), "nothing to retry yet")
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	require.Empty(t, collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnRetry})), "nothing to retry yet")
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusError, last(evs).Status)
 	e := find[engine.ErrorData](evs)[0]
 	require.True(t, e.Retriable)
 	require.Equal(t, "server", e.ErrorType)
-	evs = collect(r.eng.Retry(context.Background()))
+	evs = collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnRetry}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	h := r.eng.Messages()
 	require.Equal(t, "second try", h[len(h)-1].Content)
@@ -502,13 +505,13 @@ func TestRetryAfterRetriableError(t *testing.T) {
 
 func TestConfigErrorIsNotRetriable(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.Model = "" })
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusError, last(evs).Status)
 	e := find[engine.ErrorData](evs)[0]
 	require.False(t, e.Retriable)
 	require.Equal(t, "config", e.ErrorType)
 	require.Contains(t, e.Error, "model")
-	require.Empty(t, collect(r.eng.Retry(context.Background())))
+	require.Empty(t, collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnRetry})))
 }
 
 func TestResumeUnansweredCalls(t *testing.T) {
@@ -521,24 +524,24 @@ func TestResumeUnansweredCalls(t *testing.T) {
 	r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
 		return permission.OutcomeOnce, nil
 	})
-	evs := collect(r.eng.ResumeTurn(context.Background(), "t-old"))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnResume, ID: "t-old"}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Equal(t, "t-old", last(evs).TaskID)
 	require.Equal(t, int32(1), r.calls.Load(), "only the unanswered call runs")
-	require.Empty(t, collect(r.eng.Resume(context.Background())), "nothing left to resume")
+	require.Empty(t, collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnResume})), "nothing left to resume")
 }
 
 func TestMaxIterations(t *testing.T) {
 	loop := scripted.Response{ToolCalls: []llm.ToolCall{call("", "echo", `{"x":"again"}`)}}
 	t.Run("plain", func(t *testing.T) {
 		r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.MaxIterations = 2 }, loop, loop, loop)
-		evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 		require.Equal(t, engine.StatusMaxIterations, last(evs).Status)
 		require.Len(t, r.provider.Requests(), 2)
 	})
 	t.Run("finalize", func(t *testing.T) {
 		r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.MaxIterations = 2; o.FinalizeOnMaxIterations = true }, loop, loop, scripted.Response{Text: "report"})
-		evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 		require.Equal(t, engine.StatusMaxIterations, last(evs).Status)
 		reqs := r.provider.Requests()
 		require.Len(t, reqs, 3)
@@ -562,7 +565,7 @@ func TestHookPanicsDoNotStopTheTurn(t *testing.T) {
 	other := &panicHook{}
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.Hook = engine.CompositeHook{h, other} },
 		scripted.Response{Text: "text", ToolCalls: []llm.ToolCall{call("c1", "echo", `{}`)}}, scripted.Response{Text: "done"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.True(t, h.ended.Load())
 	require.True(t, other.ended.Load(), "a panic in one hook does not starve the next")
@@ -574,7 +577,7 @@ func TestConcurrentRunRefused(t *testing.T) {
 	var wg sync.WaitGroup
 	var first []engine.Event
 	wg.Go(func() {
-		for ev := range r.eng.Run(context.Background(), engine.Input{Text: "first"}) {
+		for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "first"}}) {
 			first = append(first, ev)
 			if ev.Type == engine.EventLLMRequest {
 				close(inFlight)
@@ -583,7 +586,7 @@ func TestConcurrentRunRefused(t *testing.T) {
 	})
 	<-inFlight
 	before := r.eng.Messages()
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "second"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "second"}}))
 	require.Equal(t, []engine.EventType{engine.EventError, engine.EventTurnEnd}, types(evs))
 	require.Equal(t, "busy", find[engine.ErrorData](evs)[0].ErrorType)
 	require.Equal(t, before, r.eng.Messages(), "the refused run leaves the history alone")
@@ -620,7 +623,7 @@ func TestInteractiveToolsEmitRequestEvents(t *testing.T) {
 	interact.RegisterPlanTool(r.reg, r.eng.Interactor())
 	h := &fakeHandlers{}
 	r.eng.SetInteractor(h)
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	q := find[engine.AskUserQuestionData](evs)
 	require.Len(t, q, 1)
@@ -643,7 +646,7 @@ func TestInteractiveWithoutHandlerIsToolError(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil,
 		scripted.Response{ToolCalls: []llm.ToolCall{call("q1", "ask_user", `{"question":"?"}`)}}, scripted.Response{Text: "ok"})
 	interact.RegisterAskTool(r.reg, r.eng.Interactor())
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.Equal(t, engine.ToolError, find[engine.ToolFinishedData](evs)[0].Status)
 }
@@ -656,13 +659,13 @@ func TestInteractiveWithoutHandlerIsToolError(t *testing.T) {
 func TestMessagesSnapshotNeverChanges(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "one"}, scripted.Response{Text: "two"})
 	att := []llm.Attachment{{Name: "a.png", MimeType: "image/png", DataURL: "data:image/png;base64,AAAA"}}
-	collect(r.eng.Run(context.Background(), engine.Input{Text: "first", Attachments: att}))
+	collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "first", Attachments: att}}))
 	snap := r.eng.Messages()
 	want := slices.Clone(snap)
 	require.Len(t, want[1].Attachments, 1)
 
 	r.eng.SetSystemPrompt("You are another test.")
-	collect(r.eng.Run(context.Background(), engine.Input{Text: "second"}))
+	collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "second"}}))
 	require.Equal(t, want, snap, "the snapshot kept its messages")
 
 	now := r.eng.Messages()

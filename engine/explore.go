@@ -58,7 +58,7 @@ func RegisterExploreTool(reg *tools.Registry, cfg ExploreConfig) {
 // runExplore runs the child to the end and returns its last report.
 func runExplore(ctx context.Context, child *Engine, task string) (string, error) {
 	var report, status, errMsg string
-	for ev := range child.Run(ctx, Input{Text: task}) {
+	for ev := range child.Run(ctx, Turn{Input: Input{Text: task}}) {
 		switch d := ev.Data.(type) {
 		case AssistantMessageData:
 			if strings.TrimSpace(d.Text) != "" {

@@ -11,13 +11,27 @@ import (
 	"github.com/zqagent/sidecar/llm"
 )
 
-// Run runs one user turn and yields its events in order. The engine makes no
+// Run runs one turn and yields its events in order. The engine makes no
 // progress while the consumer does not pull; breaking out of the loop stops
-// the turn (as Interrupt does, without further events). Every turn yields
-// exactly one turn_end. A Run while another turn runs yields an error event
-// (error_type "busy") and its own turn_end, and leaves the history untouched.
-func (e *Engine) Run(ctx context.Context, in Input) iter.Seq[Event] {
-	return e.start(ctx, in.TaskID, func(t *turn) string {
+// the turn (as Interrupt does, without further events). Every turn that
+// yields anything yields exactly one turn_end, after its tool goroutines
+// returned. A Run while another turn runs yields an error event
+// (error_type "busy") and its own turn_end, and leaves the history
+// untouched. A retry with nothing to retry, and a resume with no call
+// unanswered, yield nothing.
+func (e *Engine) Run(ctx context.Context, tn Turn) iter.Seq[Event] {
+	switch tn.Kind {
+	case TurnRetry:
+		return e.retry(ctx, tn.ID)
+	case TurnResume:
+		from := tn.From
+		if from == "" {
+			from = tn.ID
+		}
+		return e.resume(ctx, tn.ID, from)
+	}
+	in := tn.Input
+	return e.start(ctx, tn.ID, func(t *turn) string {
 		e.stripOldAttachments()
 		// Calls a turn left unanswered (it was interrupted while suspended, or
 		// died with the process) get a result first: a model API refuses a
@@ -34,12 +48,8 @@ func (e *Engine) Run(ctx context.Context, in Input) iter.Seq[Event] {
 	})
 }
 
-// Retry re-runs the model after the last turn ended in a retriable error. It
-// yields nothing when there is nothing to retry.
-func (e *Engine) Retry(ctx context.Context) iter.Seq[Event] { return e.RetryTurn(ctx, "") }
-
-// RetryTurn is Retry with the turn id to use ("" = a new one).
-func (e *Engine) RetryTurn(ctx context.Context, taskID string) iter.Seq[Event] {
+// retry re-runs the model after the last turn ended in a retriable error.
+func (e *Engine) retry(ctx context.Context, taskID string) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		last := e.LastError()
 		if last == nil || !last.Retriable {
@@ -58,29 +68,15 @@ func (e *Engine) RetryTurn(ctx context.Context, taskID string) iter.Seq[Event] {
 	}
 }
 
-// Resume handles tool calls left unanswered at the end of the history (a
-// sidecar restart while an approval was pending), then continues the turn.
-// It yields nothing when there are none.
-func (e *Engine) Resume(ctx context.Context) iter.Seq[Event] { return e.ResumeTurn(ctx, "") }
-
-// ResumeTurn is Resume with the turn id to use for the resumed turn (the id
-// of the turn that died, so that its pending requests keep their turn).
-func (e *Engine) ResumeTurn(ctx context.Context, taskID string) iter.Seq[Event] {
-	return e.ResumeTurnStarted(ctx, taskID, nil)
-}
-
 // MayHaveRunResult is the result a resumed turn gives a call that had
 // started when the process died: it is never run again unasked.
 const MayHaveRunResult = "the sidecar stopped while this ran; it may have run partly or fully. Check its effects before you run it again"
 
-// ResumeTurnStarted is ResumeTurn for a turn whose calls in started had
-// begun to run when the process died (a host knows from its store): they
-// are not run again; each gets MayHaveRunResult and the model decides.
-func (e *Engine) ResumeTurnStarted(ctx context.Context, taskID string, started []string) iter.Seq[Event] {
-	ran := make(map[string]bool, len(started))
-	for _, id := range started {
-		ran[id] = true
-	}
+// resume runs the calls the history's last response left unanswered, as
+// turn taskID, then the loop. The calls the ledger lists as started in
+// turn from are not run again: each gets MayHaveRunResult and the model
+// decides. A ledger that cannot say fails the turn before any call runs.
+func (e *Engine) resume(ctx context.Context, taskID, from string) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		if len(e.unansweredCalls()) == 0 {
 			return
@@ -91,9 +87,13 @@ func (e *Engine) ResumeTurnStarted(ctx context.Context, taskID string, started [
 				return StatusInterrupted
 			}
 			t.iteration = 1
+			started, err := e.ledger.Started(t.ctx, from)
+			if err != nil {
+				return t.failed(&engineError{typ: "storage", err: fmt.Errorf("read which calls started: %w", err)})
+			}
 			rest := calls[:0:0]
 			for _, c := range calls {
-				if ran[c.ID] {
+				if slices.Contains(started, c.ID) {
 					t.finish(&callState{call: c}, ToolError, "sidecar_restart", errorJSON(MayHaveRunResult, "may_have_run"))
 					continue
 				}
@@ -118,13 +118,12 @@ func (e *Engine) ResumeTurnStarted(ctx context.Context, taskID string, started [
 func (e *Engine) Suspend() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancel != nil {
-		e.suspendFlag = true
-		e.cancel()
+	if e.cur != nil {
+		e.cur.stopLocked(stopSuspended, nil)
 	}
 }
 
-// Resumable reports whether ResumeTurn would do anything: the last
+// Resumable reports whether a TurnResume would do anything: the last
 // assistant message has tool calls without results.
 func (e *Engine) Resumable() bool { return len(e.unansweredCalls()) > 0 }
 
@@ -206,19 +205,17 @@ func (t *turn) afterTools() (string, bool) {
 	if t.stopped() {
 		return t.stopStatus(), true
 	}
-	if t.fatal != nil {
-		return t.failed(t.fatal), true
-	}
 	if !t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}}) {
 		return t.stopStatus(), true
 	}
 	return "", false
 }
 
-// stopStatus is the status of a turn that stopped early.
+// stopStatus is the status of a turn that stopped early: error (with its
+// error event) when a failure stopped it, else interrupted.
 func (t *turn) stopStatus() string {
-	if t.e.suspendRequested() {
-		t.suspended = true
+	if r, cause := t.stopState(); r == stopFailed {
+		return t.reportError(cause)
 	}
 	return StatusInterrupted
 }
@@ -229,6 +226,12 @@ func (t *turn) failed(err error) string {
 	if t.stopped() || errors.Is(err, context.Canceled) {
 		return t.stopStatus()
 	}
+	return t.reportError(err)
+}
+
+// reportError emits the error event that ends the turn (remembered for a
+// retry) and returns the error status.
+func (t *turn) reportError(err error) string {
 	kind := llm.KindOf(err)
 	typ := kind.String()
 	var ee *engineError
@@ -278,12 +281,6 @@ func (e *Engine) hasSteering() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.steering) > 0
-}
-
-func (e *Engine) suspendRequested() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.suspendFlag
 }
 
 // appendMessage adds to the history.

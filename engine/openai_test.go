@@ -142,7 +142,7 @@ func openaiEngine(t *testing.T, model string, opts openai.Options) (*engine.Engi
 
 func TestEngineOverResponsesSSE(t *testing.T) {
 	e, f := openaiEngine(t, "gpt-test", openai.Options{})
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "hi"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	fin := find[engine.ToolFinishedData](evs)
 	require.Len(t, fin, 1)
@@ -160,7 +160,7 @@ func TestEngineOverResponsesSSE(t *testing.T) {
 
 func TestEngineFallsBackToChatSSE(t *testing.T) {
 	e, f := openaiEngine(t, "chat-only", openai.Options{})
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "hi"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	fin := find[engine.ToolFinishedData](evs)
 	require.Len(t, fin, 2, "two parallel calls assembled from split deltas")
@@ -175,7 +175,7 @@ func TestEngineFallsBackToChatSSE(t *testing.T) {
 
 func TestEngineStalledStreamHitsWatchdog(t *testing.T) {
 	e, _ := openaiEngine(t, "stall-model", openai.Options{StreamIdle: 300 * time.Millisecond, NetworkRetryMax: -1})
-	evs := collect(e.Run(context.Background(), engine.Input{Text: "hi"}))
+	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
 	require.Equal(t, engine.StatusError, last(evs).Status)
 	errs := find[engine.ErrorData](evs)
 	require.Len(t, errs, 1)

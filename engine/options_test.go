@@ -18,7 +18,7 @@ func TestNewHonoursContextWindowOptions(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) {
 		o.ContextWindow, o.ThresholdPct, o.SoftThresholdPct, o.CapTokens = 20_000, 0.5, 0.3, 8_000
 	}, scripted.Response{Text: "hi"})
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	raw := r.eng.CompactionState()
 	require.NotEmpty(t, raw, "engine.New built no compactor")
@@ -38,7 +38,7 @@ func TestNewCompactsOnOverflow(t *testing.T) {
 		scripted.Response{Err: "This model's maximum context length is 8192 tokens", ErrKind: "context_overflow"},
 		scripted.Response{Text: "fits now"})
 	r.provider.AppendChat("summary")
-	evs := collect(r.eng.Run(context.Background(), engine.Input{Text: "go"}))
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Equal(t, engine.StatusCompleted, last(evs).Status)
 	require.NotEmpty(t, find[engine.CompactingData](evs))
 }

@@ -17,8 +17,9 @@ import (
 	"github.com/zqagent/sidecar/tools"
 )
 
-// toolGrace is how long an interrupted turn waits for a tool that ignores
-// its context before abandoning it.
+// toolGrace is how long an interrupted turn waits for a tool before it logs
+// that the tool ignores its context (the turn still waits for it: every
+// tool goroutine returns before turn_end).
 const toolGrace = 2 * time.Second
 
 // callState is one tool call of a model response.
@@ -81,7 +82,7 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	}
 	t.runParallel(parallel)
 	for _, st := range serial {
-		if t.stopped() || t.fatal != nil {
+		if t.stopped() {
 			t.finish(st, ToolInterrupted, "", nil)
 			continue
 		}
@@ -96,10 +97,13 @@ func (t *turn) runParallel(states []*callState) {
 		return
 	}
 	results := make(chan callResult, len(states))
+	n := 0
 	for _, st := range states {
-		t.startCall(st, results)
+		if t.startCall(st, results) {
+			n++
+		}
 	}
-	t.collect(results, len(states))
+	t.collect(results, n)
 }
 
 // runSerial asks for permission when needed, then runs one call.
@@ -128,7 +132,7 @@ func (t *turn) runSerial(st *callState) {
 			return
 		}
 		if err != nil {
-			t.fatal = &engineError{typ: "approval", err: err}
+			t.stopWith(stopFailed, &engineError{typ: "approval", err: err})
 			t.finish(st, ToolError, err.Error(), errorJSON(err.Error(), "approval_error"))
 			return
 		}
@@ -138,8 +142,9 @@ func (t *turn) runSerial(st *callState) {
 		}
 	}
 	results := make(chan callResult, 1)
-	t.startCall(st, results)
-	t.collect(results, 1)
+	if t.startCall(st, results) {
+		t.collect(results, 1)
+	}
 }
 
 // approve emits permission_required and waits for the approver.
@@ -181,17 +186,36 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	return outcome, nil
 }
 
-// startCall runs a tool in its own goroutine; the result goes to results.
-func (t *turn) startCall(st *callState, results chan<- callResult) {
+// startCall emits the call's tool_started, makes its start durable in the
+// ledger and then runs the tool in a goroutine the turn owns; the result
+// goes to results. It reports whether the tool runs. When the ledger
+// cannot record the start, the tool never runs: the call gets an error
+// result and the turn fails after the calls already running (fail closed:
+// a start that is not durable could run again after a crash).
+func (t *turn) startCall(st *callState, results chan<- callResult) bool {
 	st.started = time.Now()
 	t.emit(Event{EventToolStarted, ToolStartedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
+	if t.stopped() {
+		t.finish(st, ToolInterrupted, "", nil)
+		return false
+	}
+	if err := t.e.ledger.Begin(t.ctx, t.taskID, st.call.ID); err != nil {
+		if t.stopped() {
+			t.finish(st, ToolInterrupted, "", nil)
+			return false
+		}
+		err = &engineError{typ: "storage", err: fmt.Errorf("record the start of tool call %s: %w", st.call.ID, err)}
+		t.stopWith(stopFailed, err)
+		t.finish(st, ToolError, "not_recorded", errorJSON("the sidecar could not record that this call started, so it did not run it: "+err.Error(), "not_recorded"))
+		return false
+	}
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
 	if st.userApproved {
 		ctx = tools.WithUserApproved(ctx)
 	}
 	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: st.canon}
 	handler := st.spec.Handler
-	go func() {
+	t.tools.Go(func() {
 		var r callResult
 		r.st = st
 		defer func() {
@@ -202,18 +226,18 @@ func (t *turn) startCall(st *callState, results chan<- callResult) {
 			results <- r
 		}()
 		r.out, r.err = handler(ctx, call)
-	}()
+	})
+	return true
 }
 
-// collect waits for n results, forwarding events tools emit meanwhile. After
-// an interrupt it waits at most toolGrace for tools that ignore their context.
+// collect waits for n results, forwarding events tools emit meanwhile.
+// After an interrupt it goes on waiting (every tool goroutine returns
+// before the turn ends) and logs a tool that ignores its context for
+// longer than toolGrace.
 func (t *turn) collect(results <-chan callResult, n int) {
 	var grace <-chan time.Time
+	done := t.ctx.Done()
 	for n > 0 {
-		var done <-chan struct{}
-		if grace == nil {
-			done = t.ctx.Done()
-		}
 		select {
 		case te := <-t.toolEvents:
 			t.deliver(te)
@@ -221,9 +245,31 @@ func (t *turn) collect(results <-chan callResult, n int) {
 			n--
 			t.finishResult(r)
 		case <-done:
-			grace = time.After(toolGrace)
+			done = nil
+			timer := time.NewTimer(toolGrace)
+			defer timer.Stop()
+			grace = timer.C
 		case <-grace:
-			return // abandoned calls are finished by runTools' caller below
+			grace = nil
+			slog.Warn("a tool goes on after its turn was stopped; the turn waits for it", "turn", t.taskID, "running", n)
+		}
+	}
+}
+
+// waitTools waits for every tool goroutine of the turn (each has sent its
+// result by then), answering tool events meanwhile so none blocks.
+func (t *turn) waitTools() {
+	done := make(chan struct{})
+	go func() {
+		t.tools.Wait()
+		close(done)
+	}()
+	for {
+		select {
+		case te := <-t.toolEvents:
+			te.ack <- false
+		case <-done:
+			return
 		}
 	}
 }

@@ -8,13 +8,69 @@ import (
 	"iter"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/zqagent/sidecar/llm"
 )
 
+// TurnKind is what a turn does.
+type TurnKind int
+
+// The kinds of turns.
+const (
+	// TurnStart is a new user turn: Turn.Input joins the history, then the
+	// model runs.
+	TurnStart TurnKind = iota
+	// TurnRetry runs the model again after the last turn ended in a
+	// retriable error (a turn of nothing when there is none).
+	TurnRetry
+	// TurnResume continues the tool calls the history's last response left
+	// unanswered (the process died waiting for an approval, or while a call
+	// ran), then the model: calls the Ledger lists as started for turn From
+	// are not run again. A turn of nothing when no call is unanswered.
+	TurnResume
+)
+
+func (k TurnKind) String() string {
+	switch k {
+	case TurnStart:
+		return "start"
+	case TurnRetry:
+		return "retry"
+	case TurnResume:
+		return "resume"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Turn is one run of the engine: what it does and under which id.
+type Turn struct {
+	Kind TurnKind
+	// ID is the turn id its events carry (taskId); generated when empty.
+	ID string
+	// From is, for TurnResume, the turn whose calls are continued (its
+	// started calls come from the Ledger); empty means ID.
+	From  string
+	Input Input // TurnStart: the user's input
+}
+
+// stopReason is why a turn stops before it is done: the one record of it,
+// set once by the first cause (later causes change nothing).
+type stopReason int
+
+const (
+	stopNone        stopReason = iota
+	stopInterrupted            // Interrupt, Close or the caller's ctx: calls get interrupted results, then interrupted + turn_end
+	stopSuspended              // Suspend: nothing more is recorded (no results, no turn_end); resumable after a restart
+	stopGone                   // the consumer stopped pulling: nothing more is emitted
+	stopFailed                 // an error ends the turn after the current calls (no approver, the ledger failed): error + turn_end
+)
+
 // turn is the state of one running turn. It lives on the goroutine that
-// drives Run's iterator; tool goroutines reach it only through toolEvents.
+// drives Run's iterator; tool goroutines reach it only through toolEvents,
+// and other goroutines only through stop (Interrupt, Suspend).
 type turn struct {
 	e      *Engine
 	ctx    context.Context
@@ -22,15 +78,49 @@ type turn struct {
 	taskID string
 	yield  func(Event) bool
 
-	gone       bool // the consumer stopped pulling; no yield after that
-	inYield    bool // the consumer's loop body runs (a panic there is not the turn's)
-	suspended  bool // Suspend was called: end without touching history
+	// reason and cause are guarded by e.mu; set only by stopWith.
+	reason stopReason
+	cause  error // stopFailed: the error the turn ends with
+
+	tools      sync.WaitGroup // the turn's tool goroutines: turn_end waits for them
+	inYield    bool           // the consumer's loop body runs (a panic there is not the turn's)
 	iteration  int
 	produced   []string
 	lastUsage  *llm.Usage
 	toolEvents chan toolEvent // events emitted by tool goroutines (interactive tools)
 	reqID      string         // id of the current model request
-	fatal      error          // an error that ends the turn after the current tools (no approver)
+}
+
+// stopWith records why the turn stops, unless it already stops for
+// another reason, and cancels its work (a failure lets the running calls
+// finish). It reports whether r is now the reason.
+func (t *turn) stopWith(r stopReason, cause error) bool {
+	t.e.mu.Lock()
+	defer t.e.mu.Unlock()
+	return t.stopLocked(r, cause)
+}
+
+func (t *turn) stopLocked(r stopReason, cause error) bool {
+	if t.reason != stopNone {
+		return t.reason == r
+	}
+	t.reason, t.cause = r, cause
+	if r != stopFailed {
+		t.cancel()
+	}
+	return true
+}
+
+// stopState returns the stop reason and, for stopFailed, its error. A
+// turn whose caller's context ended is interrupted.
+func (t *turn) stopState() (stopReason, error) {
+	t.e.mu.Lock()
+	r, cause := t.reason, t.cause
+	t.e.mu.Unlock()
+	if r == stopNone && t.ctx.Err() != nil {
+		return stopInterrupted, nil
+	}
+	return r, cause
 }
 
 // toolEvent is an event a tool goroutine asks the turn to emit; ack is
@@ -58,7 +148,8 @@ func newID(prefix string) string {
 func logTime() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 // start wraps a turn body in the common prologue and epilogue: the busy
-// check, the per-turn cancel, and the guarantee of exactly one turn_end.
+// check, the per-turn cancel, and the guarantee of exactly one turn_end,
+// emitted only after every tool goroutine of the turn returned.
 func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (status string)) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		if taskID == "" {
@@ -67,7 +158,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 		tctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		t := &turn{e: e, ctx: tctx, cancel: cancel, taskID: taskID, yield: yield, toolEvents: make(chan toolEvent)}
-		if err := e.begin(cancel); err != nil {
+		if err := e.begin(t); err != nil {
 			typ := "busy"
 			if err == ErrClosed {
 				typ = "closed"
@@ -76,9 +167,11 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 			t.emit(Event{EventTurnEnd, TurnEndData{task: task{taskID}, Status: StatusError, ProducedFiles: []string{}}})
 			return
 		}
-		defer e.end()
+		defer e.end(t)
 		status := t.guarded(body)
-		if t.suspended {
+		t.waitTools()
+		switch r, _ := t.stopState(); r {
+		case stopSuspended, stopGone:
 			return
 		}
 		if status == StatusInterrupted {
@@ -117,23 +210,25 @@ func (t *turn) guarded(body func(t *turn) string) (status string) {
 // the consumer is gone (it broke out of the loop); the turn then stops.
 func (t *turn) emit(ev Event) bool {
 	dispatch(t.e.hook, ev)
-	if t.gone {
+	if r, _ := t.stopState(); r == stopGone {
 		return false
 	}
 	t.inYield = true
 	ok := t.yield(ev)
 	t.inYield = false
 	if !ok {
-		t.gone = true
-		t.cancel()
+		t.stopWith(stopGone, nil)
 		return false
 	}
 	return true
 }
 
-// stopped reports whether the turn must stop: interrupted, consumer gone,
-// caller's context done or suspended.
-func (t *turn) stopped() bool { return t.gone || t.suspended || t.ctx.Err() != nil }
+// stopped reports whether the turn must stop: for any stop reason, or
+// because the caller's context ended.
+func (t *turn) stopped() bool {
+	r, _ := t.stopState()
+	return r != stopNone
+}
 
 // emitFromTool is called by a tool goroutine; it hands the event to the turn
 // goroutine and waits until the consumer has taken it.

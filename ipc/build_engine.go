@@ -60,6 +60,8 @@ func buildEngine(sp engineSpec, s *Server, h *host.Session) (*engine.Engine, err
 		Watcher:             sp.Watcher,
 		// web_search asks the backend the app configured (search.set).
 		Web: web.Options{Search: searchBackend{s}},
+		// A call's start is durable before it runs (at most once).
+		Ledger: h.Ledger(),
 	}
 	if len(sp.Hooks) > 0 {
 		opts.Hook = engine.CompositeHook(sp.Hooks)

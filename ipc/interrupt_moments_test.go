@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -217,4 +218,37 @@ func TestDisconnectDropsQueuedTurns(t *testing.T) {
 	ss, err := ts.st.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.Equal(t, string(host.StateInterrupted), ss.Status)
+}
+
+// TestInterruptRightAfterEnqueue: a turn that turn.start answered with
+// queued: 0 is the session's current turn from that moment on. An
+// interrupt that lands before the runner goroutine got to it stops it (one
+// turn_end, interrupted); it is never dropped as if it were queued behind
+// another. Enqueue and Interrupt run back to back on one goroutine, so
+// the runner has had no chance to start (the window that made
+// TestInterruptAtEveryMoment/right_after_turn.start fail under load).
+func TestInterruptRightAfterEnqueue(t *testing.T) {
+	p := scripted.New()
+	for range 20 {
+		p.Append(scripted.Response{Text: "never", Gate: "g"})
+	}
+	ts := startServer(t, withProvider(p))
+	c := ts.dial(t)
+	sid := ts.session(t, c, nil)
+	_, err := c.Subscribe(tctx(t), sid, 0)
+	require.NoError(t, err)
+	h, err := ts.srv.host(tctx(t), sid)
+	require.NoError(t, err)
+	for i := range 20 {
+		id := fmt.Sprintf("turn_now_%d", i)
+		ahead, err := h.Enqueue(tctx(t), host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: "go"}})
+		require.NoError(t, err)
+		require.Zero(t, ahead, "round %d: nothing runs, so the turn starts now", i)
+		running, dropped := h.Interrupt()
+		require.True(t, running, "round %d", i)
+		require.Empty(t, dropped, "round %d: the current turn is stopped, not dropped", i)
+		end := nextOfType(t, c, sid, "turn_end")
+		require.Equal(t, id, end.TurnID)
+		require.NoError(t, h.WaitIdle(tctx(t)))
+	}
 }

@@ -65,7 +65,7 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	id := newTurnID()
-	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, TaskID: id, Attachments: atts, Refs: refs}})
+	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, Attachments: atts, Refs: refs}})
 	if err != nil {
 		return nil, err
 	}

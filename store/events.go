@@ -372,17 +372,64 @@ func sessionPK(ctx context.Context, q queryer, id string) (int64, error) {
 	return pk, err
 }
 
-// StartedCalls returns the tool calls of a turn that have a tool_started
-// event and no tool_finished: calls that may have run, partly or fully,
-// when the process died. A resumed turn never runs them again.
-func (s *Store) StartedCalls(ctx context.Context, sessionID, turnID string) ([]string, error) {
+// Ledger is a session's call ledger (engine.Ledger): the durable record of
+// the tool calls that began to run, kept as their tool_started events. It
+// is the store's side of the rule that a call runs at most once, even
+// across kill -9.
+type Ledger struct {
+	s         *Store
+	sessionID string
+}
+
+// Ledger returns the call ledger of a session.
+func (s *Store) Ledger(sessionID string) Ledger { return Ledger{s: s, sessionID: sessionID} }
+
+// Begin returns once the tool_started event of call callID in turn turnID
+// is committed: it waits for the writes queued before it, then reads the
+// row back. An event that was refused or whose commit failed is not there,
+// and Begin says so: the call must not run.
+func (l Ledger) Begin(ctx context.Context, turnID, callID string) error {
+	if err := l.s.Flush(ctx); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	pk, err := sessionPK(ctx, l.s.rdb, l.sessionID)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	var n int
+	err = l.s.rdb.QueryRowContext(ctx,
+		"SELECT count(*) FROM events WHERE session_pk = ? AND turn_id = ? AND type = ? AND json_extract(data, '$.reqId') = ?",
+		pk, turnID, typeToolStarted, callID).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("ledger: %w: no committed %s for call %s of turn %s", ErrNotFound, typeToolStarted, callID, turnID)
+	}
+	return nil
+}
+
+// Started returns the calls of turn turnID that have a tool_started event
+// and no tool_finished: calls that may have run, partly or fully, when the
+// process died. A resumed turn never runs them again.
+func (l Ledger) Started(ctx context.Context, turnID string) ([]string, error) {
+	return l.s.startedCalls(ctx, l.sessionID, turnID)
+}
+
+// The event types the ledger reads.
+const (
+	typeToolStarted  = "tool_started"
+	typeToolFinished = "tool_finished"
+)
+
+func (s *Store) startedCalls(ctx context.Context, sessionID, turnID string) ([]string, error) {
 	pk, err := sessionPK(ctx, s.rdb, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("started calls: %w", err)
 	}
 	rows, err := s.rdb.QueryContext(ctx,
-		"SELECT type, data FROM events WHERE session_pk = ? AND turn_id = ? AND type IN ('tool_started', 'tool_finished') ORDER BY seq",
-		pk, turnID)
+		"SELECT type, data FROM events WHERE session_pk = ? AND turn_id = ? AND type IN (?, ?) ORDER BY seq",
+		pk, turnID, typeToolStarted, typeToolFinished)
 	if err != nil {
 		return nil, fmt.Errorf("started calls: %w", err)
 	}
@@ -401,7 +448,7 @@ func (s *Store) StartedCalls(ctx context.Context, sessionID, turnID string) ([]s
 		if json.Unmarshal(data, &d) != nil || d.ReqID == "" {
 			continue
 		}
-		if typ == "tool_started" {
+		if typ == typeToolStarted {
 			if !open[d.ReqID] {
 				order = append(order, d.ReqID)
 			}

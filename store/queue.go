@@ -167,6 +167,32 @@ func (s *Store) SetStatus(ctx context.Context, sessionID, status string) error {
 	return nil
 }
 
+// EnqueueStatus queues a session's status change behind the writes before
+// it and returns at once (unless the writer's queue is full); done (may be
+// nil) gets the commit's result on the writer goroutine. The session host
+// calls it under its lock, so statuses land in the order it changed them.
+func (s *Store) EnqueueStatus(sessionID, status string, done func(error)) {
+	if !validStatus(status) {
+		if done != nil {
+			done(fmt.Errorf("set status: %w: status %q", ErrInvalid, status))
+		}
+		return
+	}
+	o := &op{fn: func(t *wtx) error {
+		st, err := t.session(sessionID)
+		if err != nil {
+			return refuse(err)
+		}
+		return t.setStatus(st.pk, status)
+	}}
+	if done != nil {
+		o.done = func(_ []Event, err error) { done(err) }
+	}
+	if err := s.submit(context.Background(), o); err != nil && done != nil {
+		done(fmt.Errorf("set status: %w", err))
+	}
+}
+
 // SessionsWithStatus returns the ids of the sessions in one of the given
 // statuses, oldest first.
 func (s *Store) SessionsWithStatus(ctx context.Context, statuses ...string) ([]string, error) {

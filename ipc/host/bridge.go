@@ -60,11 +60,10 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 		// answer moves it back to running.
 		h.mu.Lock()
 		delete(h.waiters, requestID)
-		back := len(h.waiters) == 0 && h.state == StateAwaiting && !h.closed && h.transitionLocked(StateRunning) == nil
-		h.mu.Unlock()
-		if back {
-			h.persistState(StateRunning)
+		if len(h.waiters) == 0 && h.state == StateAwaiting && !h.closed {
+			_ = h.moveLocked(StateRunning, nil) // logged when illegal
 		}
+		h.mu.Unlock()
 	}()
 	// An answer given before the waiter was registered is in the store.
 	if p, err := st.Request(ctx, requestID); err == nil && p.Answered && p.Response != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -51,17 +50,22 @@ type Session struct {
 	loadMu   sync.Mutex // serializes engine loading; taken before mu
 	resumeMu sync.Mutex // serializes the resume-after-last-answer check
 
-	mu      sync.Mutex // guards the fields below
+	// mu guards the fields below it. The turn state and its durable copy
+	// change together under it (moveLocked): the store's writer queue gets
+	// the moves in the order they are made. Lock order: mu, then subMu; the
+	// store's writer never takes mu (its callbacks take subMu only).
+	mu      sync.Mutex
 	eng     *engine.Engine
 	reload  bool      // the engine must be rebuilt before the next turn (agent changed)
-	state   TurnState // changed only by transitionLocked
-	current string    // id of the running turn
+	state   TurnState // changed only by moveLocked
+	current string    // id of the running turn, from the moment the runner takes it
 	// stopTurn cancels the current turn's context: turn.interrupt works
 	// before the engine is loaded or has started the turn, too.
-	stopTurn  context.CancelFunc
+	stopTurn context.CancelFunc
+	// handoff is the current turn when push made it so while the runner
+	// was between a turn_end and its next look at the queue.
+	handoff   *takenTurn
 	queue     []Job
-	committed int64 // last seq committed (and broadcast)
-	subs      map[*Subscription]struct{}
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
 	closed    bool
 	runDone   chan struct{} // closed when the current runner exits; nil when none
@@ -71,6 +75,10 @@ type Session struct {
 	// for (they were opened before a restart), by tool call id, so that the
 	// resumed turn does not ask again.
 	preAnswered map[string][]byte
+
+	subMu     sync.Mutex // guards committed and subs; taken after mu, never before
+	committed int64      // last seq committed (and broadcast)
+	subs      map[*Subscription]struct{}
 }
 
 // Session returns the session's host, creating it (without an engine) on
@@ -135,8 +143,9 @@ func (h *Session) ID() string { return h.id }
 // ProjectID is the id of the session's project.
 func (h *Session) ProjectID() string { return h.projectID }
 
-// transitionLocked moves the session to st. An illegal move is a bug: it
-// is logged and returned, never applied.
+// transitionLocked checks and applies a move of the in-memory state only.
+// An illegal move is a bug: it is logged and returned, never applied.
+// Everything but moveLocked goes through moveLocked.
 func (h *Session) transitionLocked(st TurnState) error {
 	if err := h.state.Next(st); err != nil {
 		err = fmt.Errorf("session %s: %w", h.id, err)
@@ -144,6 +153,28 @@ func (h *Session) transitionLocked(st TurnState) error {
 		return err
 	}
 	h.state = st
+	return nil
+}
+
+// moveLocked is the one place the session's turn state changes: it moves
+// the state to st and queues its durable copy (sessions.status) on the
+// store's writer while h.mu is held, so the store sees the moves in the
+// order they were made. When ev is not nil the state is stored with that
+// event, in its transaction; otherwise alone. It returns the move's error
+// (an illegal move changes nothing and is not stored).
+func (h *Session) moveLocked(st TurnState, ev *store.EventInput) error {
+	if err := h.transitionLocked(st); err != nil {
+		return err
+	}
+	if ev != nil {
+		ev.Status = string(st)
+		return nil // the caller enqueues ev, still under h.mu
+	}
+	h.s.opts.Store.EnqueueStatus(h.id, string(st), func(err error) {
+		if err != nil {
+			h.s.log.Warn("store turn state", "session", h.id, "state", st, "err", err)
+		}
+	})
 	return nil
 }
 
@@ -177,17 +208,14 @@ func (h *Session) Running() bool {
 // survives any exit. It reports the number of turns ahead (0: starts now).
 func (h *Session) Enqueue(ctx context.Context, job Job) (int, error) {
 	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
-	status := ""
-	if !h.state.Busy() {
-		status = string(StateQueued)
-	}
-	h.mu.Unlock()
+	// The queue row first; the move to queued (push) is stored behind it.
 	qt := store.QueuedTurn{TurnID: job.ID, Kind: job.Kind.storeKind(), From: job.From, Input: queuedInput(job.Input)}
-	if _, err := h.s.opts.Store.EnqueueTurn(ctx, h.id, qt, status); err != nil {
+	if _, err := h.s.opts.Store.EnqueueTurn(ctx, h.id, qt, ""); err != nil {
 		return 0, err
 	}
 	return h.push(job)
@@ -203,10 +231,11 @@ func (h *Session) push(job Job) (int, error) {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
 	front := job.Kind == JobResume && h.state == StateSuspended
-	if !h.state.Busy() {
+	atRest := !h.state.Busy()
+	if atRest {
 		// At rest, suspended, or between a turn_end and the runner's next
 		// look at the queue.
-		if err := h.transitionLocked(StateQueued); err != nil {
+		if err := h.moveLocked(StateQueued, nil); err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrConflict, err)
 		}
 	}
@@ -216,16 +245,46 @@ func (h *Session) push(job Job) (int, error) {
 	} else {
 		h.queue = append(h.queue, job)
 	}
-	if h.runDone != nil {
-		return ahead + 1, nil // behind the running turn and those queued before
+	switch {
+	case h.runDone == nil:
+		// No runner: the first job becomes the current turn now, under the
+		// lock, so that an interrupt from here on stops it (it is never
+		// dropped as if it were queued behind another).
+		first := h.takeLocked()
+		done := make(chan struct{})
+		h.runDone = done
+		h.s.wg.Go(func() {
+			defer close(done)
+			h.run(first)
+		})
+		return ahead, nil
+	case atRest && h.handoff == nil:
+		// The runner is between a turn_end and its next look at the queue:
+		// the first job is the current turn now, handed to it.
+		tk := h.takeLocked()
+		h.handoff = &tk
+		return ahead, nil
 	}
-	done := make(chan struct{})
-	h.runDone = done
-	h.s.wg.Go(func() {
-		defer close(done)
-		h.run()
-	})
-	return ahead, nil
+	return ahead + 1, nil // behind the running turn and those queued before
+}
+
+// takenTurn is a job the runner works on, with the context that
+// turn.interrupt cancels.
+type takenTurn struct {
+	job    Job
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// takeLocked makes the first queued job the current turn, with its own
+// context (cancelled by turn.interrupt through stopTurn).
+func (h *Session) takeLocked() takenTurn {
+	job := h.queue[0]
+	h.queue = h.queue[1:]
+	h.current = job.ID
+	ctx, cancel := context.WithCancel(h.s.ctx)
+	h.stopTurn = cancel
+	return takenTurn{job: job, ctx: ctx, cancel: cancel}
 }
 
 // park queues a stored job of a suspended session without starting it:
@@ -238,44 +297,38 @@ func (h *Session) park(job Job) {
 	h.queue = append(h.queue, job)
 }
 
-// run works through the queue, one turn at a time.
-func (h *Session) run() {
+// run works through the queue, one turn at a time, starting with tk
+// (taken by push).
+func (h *Session) run(tk takenTurn) {
 	for {
+		h.runTurn(tk.ctx, tk.job)
+		tk.cancel() // the turn's context ends with it
 		h.mu.Lock()
-		if len(h.queue) == 0 || h.closed {
-			h.queue = nil
-			h.current = ""
-			h.runDone = nil
-			// The last job produced no turn_end (a resume with nothing to
-			// resume): the session is at rest.
-			settle := h.state.Busy() && !h.closed && h.transitionLocked(StateIdle) == nil
+		if h.handoff != nil && !h.closed {
+			tk, h.handoff = *h.handoff, nil
 			h.mu.Unlock()
-			if settle {
-				h.persistState(StateIdle)
-			}
-			return
+			continue
 		}
-		job := h.queue[0]
-		h.queue = h.queue[1:]
-		h.current = job.ID
-		ctx, cancel := context.WithCancel(h.s.ctx)
-		h.stopTurn = cancel
-		h.mu.Unlock()
-		h.runTurn(ctx, job)
-		cancel()
-		h.mu.Lock()
+		if h.handoff == nil && len(h.queue) > 0 && !h.closed {
+			tk = h.takeLocked()
+			h.mu.Unlock()
+			continue
+		}
+		if h.handoff != nil {
+			h.handoff.cancel() // closing: it stays in the store's queue for the next start
+			h.handoff = nil
+		}
+		h.queue = nil
+		h.current = ""
 		h.stopTurn = nil
+		h.runDone = nil
+		// The last job produced no turn_end (a resume with nothing to
+		// resume): the session is at rest.
+		if h.state.Busy() && !h.closed {
+			_ = h.moveLocked(StateIdle, nil) // logged when illegal
+		}
 		h.mu.Unlock()
-	}
-}
-
-// persistState stores a move no event carries (the store's writer keeps
-// it behind the events before it).
-func (h *Session) persistState(st TurnState) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
-	defer cancel()
-	if err := h.s.opts.Store.SetStatus(ctx, h.id, string(st)); err != nil {
-		h.s.log.Warn("store turn state", "session", h.id, "state", st, "err", err)
+		return
 	}
 }
 
@@ -291,22 +344,7 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 		h.recordFailure(job, err, "engine_unavailable")
 		return
 	}
-	var events iter.Seq[engine.Event]
-	switch job.Kind {
-	case JobStart:
-		events = eng.Run(ctx, job.Input)
-	case JobRetry:
-		events = eng.RetryTurn(ctx, job.ID)
-	case JobResume:
-		// Calls that had started when the process died are never run again.
-		started, err := h.s.opts.Store.StartedCalls(ctx, h.id, job.From)
-		if err != nil {
-			h.s.log.Warn("started calls", "session", h.id, "err", err)
-			h.recordFailure(job, err, "engine_unavailable")
-			return
-		}
-		events = eng.ResumeTurnStarted(ctx, job.ID, started)
-	}
+	events := eng.Run(ctx, engine.Turn{Kind: job.Kind.engineKind(), ID: job.ID, From: job.From, Input: job.Input})
 	completed, interrupted, yielded := false, false, false
 	for ev := range events {
 		yielded = true
@@ -320,14 +358,6 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 			continue
 		}
 		h.record(eng, ev)
-		if ev.Type == engine.EventToolStarted {
-			// A call's start is durable before it runs (the engine starts
-			// the tool only when this returns): after a crash, a started
-			// call without a result is never run again unasked.
-			if err := h.s.opts.Store.Flush(ctx); err != nil && ctx.Err() == nil {
-				h.s.log.Warn("flush tool start", "session", h.id, "err", err)
-			}
-		}
 		if ev.Type == engine.EventToolStarted || ev.Type == engine.EventTurnEnd {
 			h.saveGrantsIfNew(eng)
 		}
@@ -377,24 +407,23 @@ func (h *Session) record(eng *engine.Engine, ev engine.Event) {
 	if eng != nil {
 		history = eng.Messages
 	}
-	in, err := durableInput(ev, history, h.stateFor(ev))
+	in, err := durableInput(ev, history, "")
 	if err != nil {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
 		return
 	}
-	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	h.enqueueMoving(ev, in)
 }
 
-// stateFor applies the move ev makes (if any) and returns the state to
-// store with it ("" when none, or when the move is illegal).
-func (h *Session) stateFor(ev engine.Event) TurnState {
+// enqueueMoving applies the move ev makes (if any) and queues the event
+// with it, both under h.mu (see moveLocked).
+func (h *Session) enqueueMoving(ev engine.Event, in store.EventInput) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	to, ok := stateAfter(ev, len(h.queue) > 0)
-	if !ok || h.transitionLocked(to) != nil {
-		return ""
+	if to, ok := stateAfter(ev, len(h.queue) > 0); ok {
+		_ = h.moveLocked(to, &in) // an illegal move is logged; the event is stored without it
 	}
-	return to
+	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
 }
 
 // committedEvent runs on the store's writer goroutine after the commit.
@@ -614,15 +643,33 @@ func (h *Session) RecordSessionEvent(ev engine.Event) {
 // suspended turn); closePending closes the session's open requests in the
 // event's transaction.
 func (h *Session) Record(ev engine.Event, turnID string, closePending bool) error {
-	in, err := durableInput(ev, nil, h.stateFor(ev))
+	in, err := durableInput(ev, nil, "")
 	if err != nil {
 		return err
 	}
 	in.TurnID = turnID
 	in.ClosePending = closePending
 	h.deltas.cut()
-	h.s.opts.Store.Enqueue(h.id, in, h.committedEvent)
+	h.enqueueMoving(ev, in)
 	return nil
+}
+
+// Ledger is the session's call ledger for its engine: the engine runs a
+// tool only after the tool_started event it just emitted (queued by
+// record) is committed, and a resumed turn never runs a call it lists.
+func (h *Session) Ledger() engine.Ledger { return h.s.opts.Store.Ledger(h.id) }
+
+var _ engine.Ledger = store.Ledger{}
+
+// engineKind is the engine's turn kind of a job kind.
+func (k JobKind) engineKind() engine.TurnKind {
+	switch k {
+	case JobRetry:
+		return engine.TurnRetry
+	case JobResume:
+		return engine.TurnResume
+	}
+	return engine.TurnStart
 }
 
 // storeKind is the store's name of a job kind.
@@ -665,7 +712,7 @@ func (h *Session) jobOf(qt store.QueuedTurn) (Job, error) {
 	if err := json.Unmarshal(qt.Input, &in); err != nil {
 		return Job{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
 	}
-	job.Input = engine.Input{Text: in.Text, TaskID: qt.TurnID, Refs: in.Refs}
+	job.Input = engine.Input{Text: in.Text, Refs: in.Refs}
 	for _, r := range in.Refs {
 		name, mime, data, err := media.ReadStoredAttachment(h.s.opts.Store.SessionDir(h.id), r.Path)
 		if err != nil {

@@ -198,14 +198,16 @@ func (h *Session) Subscribe(sink Sink, afterSeq int64) (sub *Subscription, upTo 
 func (h *Session) subscribe(sub *Subscription) (upTo int64, running bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
 	h.subs[sub] = struct{}{}
 	return h.committed, h.state.Busy()
 }
 
 func (h *Session) removeSub(sub *Subscription) {
-	h.mu.Lock()
+	h.subMu.Lock()
 	delete(h.subs, sub)
-	h.mu.Unlock()
+	h.subMu.Unlock()
 }
 
 // broadcast is called by the store after an event of this session was
@@ -213,8 +215,8 @@ func (h *Session) removeSub(sub *Subscription) {
 // full is dropped.
 func (h *Session) broadcast(ev store.Event) {
 	frame := eventFrame(ev)
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
 	if ev.Seq > h.committed {
 		h.committed = ev.Seq
 	}
@@ -229,8 +231,8 @@ func (h *Session) broadcast(ev store.Event) {
 
 // dropSubs ends every Subscription of the session (deleted or closed).
 func (h *Session) dropSubs(reason string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
 	for sub := range h.subs {
 		delete(h.subs, sub)
 		sub.drop(reason)
@@ -255,8 +257,8 @@ func (sub *Subscription) Sent() int64 { return sub.sent.Load() }
 
 // Subscribed reports whether sub is still registered on the session.
 func (h *Session) Subscribed(sub *Subscription) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
 	_, ok := h.subs[sub]
 	return ok
 }

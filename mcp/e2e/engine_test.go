@@ -90,7 +90,7 @@ func TestEngineCallsMCPToolWithApproval(t *testing.T) {
 
 	var perm *engine.PermissionRequiredData
 	var finished *engine.ToolFinishedData
-	for ev := range eng.Run(ctx, engine.Input{Text: "echo something"}) {
+	for ev := range eng.Run(ctx, engine.Turn{Input: engine.Input{Text: "echo something"}}) {
 		switch d := ev.Data.(type) {
 		case engine.PermissionRequiredData:
 			perm = &d

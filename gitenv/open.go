@@ -44,11 +44,16 @@ func blankValue(key string) string {
 // directory, or a .git file or link that resolves inside the project),
 // never a repository above the project; ErrNoRepo when there is none. A
 // .git file or link, a commondir or a core.worktree that points outside
-// the project is refused with an *OutsideError. It runs git (bin) once,
-// inert, to read core.worktree and the name-keyed settings Env must blank.
+// the project, and a git directory that leads outside it through a link or
+// an alternates entry (CheckLayout), are refused with an *OutsideError. It
+// runs git (bin) once, inert, to read core.worktree and the name-keyed
+// settings Env must blank.
 func Open(ctx context.Context, bin, project string) (Repo, error) {
 	gitDir, err := gitDirOf(project)
 	if err != nil {
+		return Repo{}, err
+	}
+	if err := CheckLayout(ctx, project, gitDir); err != nil {
 		return Repo{}, err
 	}
 	r := Repo{Project: project, GitDir: gitDir, WorkTree: project}
@@ -141,15 +146,6 @@ func gitDirOf(project string) (string, error) {
 		}
 	default:
 		return "", fmt.Errorf("%w: %s is not a directory or a .git file", ErrNoRepo, dotgit)
-	}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-		if _, err := inside(project, "commondir", common); err != nil {
-			return "", err
-		}
 	}
 	return gitDir, nil
 }

@@ -28,6 +28,7 @@ type runner struct {
 	bin       string
 	dir       string      // working directory: the work tree
 	repo      gitenv.Repo // pinned GIT_DIR and GIT_WORK_TREE; none for init
+	confine   string      // native: the workspace the git directory must not lead out of
 	indexFile string      // GIT_INDEX_FILE
 	excludes  string      // core.excludesFile
 }
@@ -70,14 +71,23 @@ func (g *runner) env(extra ...string) []string {
 	return append(append(g.repo.Env(proc.Env(nil), config...), vars...), extra...)
 }
 
-// command builds the git command for args.
-func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) *exec.Cmd {
+// command builds the git command for args. In native mode it first
+// checks the workspace's git directory again (gitenv.CheckLayout), right
+// before every run: a link or an alternates entry added since that leads
+// outside the workspace is refused, so that no snapshot, listing, diff or
+// restore reads or writes another repository.
+func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) (*exec.Cmd, error) {
+	if g.confine != "" {
+		if err := gitenv.CheckLayout(ctx, g.confine, g.repo.GitDir); err != nil {
+			return nil, fmt.Errorf("git %s: %w", args[0], err)
+		}
+	}
 	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env(env...)
 	cmd.Stdin = stdin
 	cmd.WaitDelay = waitDelay
-	return cmd
+	return cmd, nil
 }
 
 // output runs git and returns its stdout; a failure wraps ErrGit with stderr.
@@ -97,7 +107,10 @@ func (g *runner) outputEnv(ctx context.Context, stdin io.Reader, env []string, a
 // run runs git with its stdout going to stdout.
 func (g *runner) run(ctx context.Context, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
 	var stderr bytes.Buffer
-	cmd := g.command(ctx, stdin, env, args...)
+	cmd, err := g.command(ctx, stdin, env, args...)
+	if err != nil {
+		return err
+	}
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return runError(ctx, args[0], err, stderr.String())

@@ -265,7 +265,10 @@ func (s *SessionVCS) writeBlobsLocked(ctx context.Context, root *os.Root, writes
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := s.git().command(ctx, strings.NewReader(in.String()), nil, "cat-file", "--batch")
+	cmd, err := s.git().command(ctx, strings.NewReader(in.String()), nil, "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

@@ -24,7 +24,9 @@
 // points outside the project is refused with an *OutsideError, and so is a
 // .git folder that leads outside through a link anywhere in it or an
 // alternates entry (CheckLayout, which vcs also runs before each of its git
-// runs). Env drops GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES
+// runs), or whose config includes a file outside (include.path,
+// includeIf.*.path: git config --list would show another repository's
+// remote URLs or the user's global settings). Env drops GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES
 // and every other inherited GIT_* variable.
 //
 // For commands (Commands), the user's user.name and user.email are carried

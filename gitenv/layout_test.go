@@ -140,6 +140,22 @@ func TestCheckLayoutRefusesWaysOut(t *testing.T) {
 			link(t, filepath.Join(o, ".git", "refs"), filepath.Join(p, "common", "refs"))
 			write(t, filepath.Join(p, ".git", "commondir"), "../common\n")
 		}},
+		{"config include outside", "include.path in", func(t *testing.T, p, o string) {
+			setup(t, p, "config", "include.path", filepath.Join(o, ".git", "config"))
+		}},
+		{"config include relative, climbing out", "include.path in", func(t *testing.T, p, o string) {
+			setup(t, p, "config", "include.path", relTo(t, filepath.Join(p, ".git"), filepath.Join(o, ".git", "config")))
+		}},
+		{"config include from home", "include.path in", func(t *testing.T, p, o string) {
+			setup(t, p, "config", "include.path", "~/.gitconfig")
+		}},
+		{"conditional config include outside", "includeif.onbranch:main.path in", func(t *testing.T, p, o string) {
+			setup(t, p, "config", "includeIf.onbranch:main.path", filepath.Join(o, ".git", "config"))
+		}},
+		{"config include inside that includes outside", "shared.gitconfig", func(t *testing.T, p, o string) {
+			write(t, filepath.Join(p, "shared.gitconfig"), "[include]\n\tpath = "+filepath.Join(o, ".git", "config")+"\n")
+			setup(t, p, "config", "include.path", "../shared.gitconfig")
+		}},
 		{"modules link", ".git/modules/sub link", func(t *testing.T, p, o string) {
 			link(t, filepath.Join(o, ".git"), filepath.Join(p, ".git", "modules", "sub"))
 		}},
@@ -189,6 +205,26 @@ func TestAlternatesAttackIsLive(t *testing.T) {
 	}
 	if out := dump(r.Env(baseEnv(t))); strings.Contains(out, "other-secret") || !strings.Contains(out, "not a git repository") {
 		t.Fatalf("inert git read the other repository:\n%s", out)
+	}
+}
+
+// TestConfigIncludeAttackIsLive: an include of another repository's
+// config is a real leak under git's own rules (control: git config --list
+// shows its remote URL with a token); Open refuses it, naming the include.
+func TestConfigIncludeAttackIsLive(t *testing.T) {
+	bin := needGit(t)
+	o := otherRepo(t)
+	setup(t, o, "config", "remote.origin.url", "https://user:other-token@example.com/x.git")
+	p := realDir(t)
+	newRepo(t, p)
+	setup(t, p, "config", "include.path", filepath.Join(o, ".git", "config"))
+	if out := setup(t, p, "config", "--list"); !strings.Contains(out, "other-token") {
+		t.Fatalf("control: the include is not read; the attack is not live:\n%s", out)
+	}
+	_, err := Open(context.Background(), bin, p)
+	var oe *OutsideError
+	if !errors.As(err, &oe) || !strings.HasPrefix(oe.What, "include.path in "+filepath.Join(p, ".git", "config")) {
+		t.Fatalf("Open err = %v, want an OutsideError about the include", err)
 	}
 }
 
@@ -273,6 +309,13 @@ func TestCheckLayoutKeepsRealRepositories(t *testing.T) {
 				t.Fatal(err)
 			}
 			link(t, "../.objects", filepath.Join(p, ".git", "objects"))
+			return p
+		}},
+		{"config include inside the project", func(t *testing.T) string {
+			p := realDir(t)
+			newRepo(t, p)
+			write(t, filepath.Join(p, ".gitconfig"), "[core]\n\tquotePath = false\n")
+			setup(t, p, "config", "include.path", "../.gitconfig")
 			return p
 		}},
 		{"hooks linked outside", func(t *testing.T) string {

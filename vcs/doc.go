@@ -12,7 +12,8 @@
 // core.worktree points outside the workspace, or whose .git folder leads
 // outside through a link or an alternates entry (gitenv.CheckLayout), is
 // refused (auto mode falls back to shadow). Native mode checks the .git
-// folder again before every git run, and opens its private folder
+// folder again at the start of every operation, before its first git run
+// (and a snapshot opens the repository again), and opens its private folder
 // (.git/zqagent) through os.Root, refusing it when it is a link. Both need a git binary; without one the plan falls back
 // to off and says why in Plan.Status.
 //

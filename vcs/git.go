@@ -28,7 +28,6 @@ type runner struct {
 	bin       string
 	dir       string      // working directory: the work tree
 	repo      gitenv.Repo // pinned GIT_DIR and GIT_WORK_TREE; none for init
-	confine   string      // native: the workspace the git directory must not lead out of
 	indexFile string      // GIT_INDEX_FILE
 	excludes  string      // core.excludesFile
 }
@@ -71,17 +70,8 @@ func (g *runner) env(extra ...string) []string {
 	return append(append(g.repo.Env(proc.Env(nil), config...), vars...), extra...)
 }
 
-// command builds the git command for args. In native mode it first
-// checks the workspace's git directory again (gitenv.CheckLayout), right
-// before every run: a link or an alternates entry added since that leads
-// outside the workspace is refused, so that no snapshot, listing, diff or
-// restore reads or writes another repository.
+// command builds the git command for args.
 func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) (*exec.Cmd, error) {
-	if g.confine != "" {
-		if err := gitenv.CheckLayout(ctx, g.confine, g.repo.GitDir); err != nil {
-			return nil, fmt.Errorf("git %s: %w", args[0], err)
-		}
-	}
 	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env(env...)

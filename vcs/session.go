@@ -72,20 +72,14 @@ func (s *SessionVCS) SessionID() string { return s.id }
 func (s *SessionVCS) Enabled() bool { return s != nil && s.plan.Enabled() }
 
 // git returns the runner for the session's repository and private index.
-// In native mode every run first checks that the workspace's git directory
-// leads nowhere outside the workspace (runner.command).
 func (s *SessionVCS) git() *runner {
-	g := &runner{
+	return &runner{
 		bin:       s.plan.Git,
 		dir:       s.plan.Workspace,
 		repo:      gitenv.Repo{Project: s.plan.Workspace, GitDir: s.plan.GitDir, WorkTree: s.plan.Workspace},
 		indexFile: s.plan.IndexPath(s.id),
 		excludes:  filepath.Join(s.plan.privateDir(), "exclude"),
 	}
-	if s.plan.Mode == ModeNative {
-		g.confine = s.plan.Workspace
-	}
-	return g
 }
 
 // snapshotGit is git() for commands that read the work tree (git add): in
@@ -232,8 +226,18 @@ func (s *SessionVCS) headUpdate(commit string) string {
 	return "update " + headRef(s.id) + " " + commit + " " + s.st.head
 }
 
-// ensureLocked creates the shadow repository and the private directory.
+// ensureLocked checks a native repository again and creates the shadow
+// repository and the private directory. Every operation (snapshots,
+// listing, diffs, restore, forget) calls it under the session's lock
+// before its first git run, so a .git folder that has come to lead outside
+// the workspace since the plan (a link, an alternates entry,
+// gitenv.CheckLayout) is refused before anything is read or written.
 func (s *SessionVCS) ensureLocked(ctx context.Context) error {
+	if s.plan.Mode == ModeNative {
+		if err := gitenv.CheckLayout(ctx, s.plan.Workspace, s.plan.GitDir); err != nil {
+			return err
+		}
+	}
 	if s.st.prepared {
 		return nil
 	}

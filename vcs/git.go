@@ -71,13 +71,13 @@ func (g *runner) env(extra ...string) []string {
 }
 
 // command builds the git command for args.
-func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) (*exec.Cmd, error) {
+func (g *runner) command(ctx context.Context, stdin io.Reader, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, g.bin, args...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env(env...)
 	cmd.Stdin = stdin
 	cmd.WaitDelay = waitDelay
-	return cmd, nil
+	return cmd
 }
 
 // output runs git and returns its stdout; a failure wraps ErrGit with stderr.
@@ -97,10 +97,7 @@ func (g *runner) outputEnv(ctx context.Context, stdin io.Reader, env []string, a
 // run runs git with its stdout going to stdout.
 func (g *runner) run(ctx context.Context, stdin io.Reader, env []string, stdout io.Writer, args ...string) error {
 	var stderr bytes.Buffer
-	cmd, err := g.command(ctx, stdin, env, args...)
-	if err != nil {
-		return err
-	}
+	cmd := g.command(ctx, stdin, env, args...)
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return runError(ctx, args[0], err, stderr.String())

@@ -265,10 +265,7 @@ func (s *SessionVCS) writeBlobsLocked(ctx context.Context, root *os.Root, writes
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd, err := s.git().command(ctx, strings.NewReader(in.String()), nil, "cat-file", "--batch")
-	if err != nil {
-		return err
-	}
+	cmd := s.git().command(ctx, strings.NewReader(in.String()), nil, "cat-file", "--batch")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()

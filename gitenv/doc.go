@@ -21,7 +21,13 @@
 // .git only, never a parent repository found by discovery: GIT_DIR and
 // GIT_WORK_TREE are pinned and GIT_CEILING_DIRECTORIES stops discovery at
 // the project. A .git file, a .git link, a commondir or a core.worktree that
-// points outside the project is refused with an *OutsideError.
+// points outside the project is refused with an *OutsideError, and so is a
+// .git folder that leads outside through a link anywhere in it or an
+// alternates entry (CheckLayout, which vcs also runs before each of its git
+// runs), or whose config includes a file outside (include.path,
+// includeIf.*.path: git config --list would show another repository's
+// remote URLs or the user's global settings). Env drops GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES
+// and every other inherited GIT_* variable.
 //
 // For commands (Commands), the user's user.name and user.email are carried
 // over from their global config as data, so that an auto-allowed commit is
@@ -29,6 +35,7 @@
 // runs with the user's own git configuration.
 //
 // The package is a leaf (standard library only). Its only state is the
-// user's identity, read once per process; Open runs one git process that
-// ends with the call. Everything is safe for concurrent use.
+// user's identity, read once per process; Open walks the git directory
+// (bounded, cancelled with its ctx) and runs one git process that ends with
+// the call. Everything is safe for concurrent use.
 package gitenv

@@ -10,15 +10,20 @@ var (
 	// ErrNoRepo: the project has no git repository of its own (a parent
 	// directory's repository does not count).
 	ErrNoRepo = errors.New("the project is not a git repository")
-	// ErrOutside: the project's .git, its commondir or core.worktree points
-	// outside the project; git is not run on it.
+	// ErrOutside: the project's .git, its commondir, core.worktree, a link
+	// anywhere in the git directory or an alternates entry points outside
+	// the project; git is not run on it.
 	ErrOutside = errors.New("the project's git repository points outside the project")
+	// ErrUnchecked: the project's git directory could not be checked
+	// (unreadable, too large, alternates nested too deep); git is not run
+	// on it.
+	ErrUnchecked = errors.New("the project's git directory could not be checked")
 )
 
 // OutsideError says which part of the repository leaves the project.
 type OutsideError struct {
 	Project string // the project folder
-	What    string // ".git file", ".git link", "commondir" or "core.worktree"
+	What    string // ".git file", ".git link", "commondir", "core.worktree", "<path> link" or an alternates file
 	Target  string // where it points
 }
 

@@ -21,7 +21,7 @@ const openTimeout = 10 * time.Second
 // scanPattern selects the repository settings Open looks at: core.worktree
 // (checked) and the name-keyed or unblankable ones that run programs
 // (overridden). git lowercases section and key names, never subsections.
-const scanPattern = `^(core\.worktree|core\.alternaterefscommand|diff\.external|interactive\.difffilter|` +
+const scanPattern = `^(core\.worktree|include\.path|includeif\..+\.path|core\.alternaterefscommand|diff\.external|interactive\.difffilter|` +
 	`filter\..+\.(clean|smudge|process|required)|diff\..+\.(textconv|command)|merge\..+\.driver|` +
 	`(difftool|mergetool)\..+\.cmd|alias\..+|user\.(name|email))$`
 
@@ -44,11 +44,17 @@ func blankValue(key string) string {
 // directory, or a .git file or link that resolves inside the project),
 // never a repository above the project; ErrNoRepo when there is none. A
 // .git file or link, a commondir or a core.worktree that points outside
-// the project is refused with an *OutsideError. It runs git (bin) once,
-// inert, to read core.worktree and the name-keyed settings Env must blank.
+// the project, and a git directory that leads outside it through a link or
+// an alternates entry (CheckLayout) or whose config includes a file
+// outside it, are refused with an *OutsideError. It
+// runs git (bin) once, inert, to read core.worktree and the name-keyed
+// settings Env must blank.
 func Open(ctx context.Context, bin, project string) (Repo, error) {
 	gitDir, err := gitDirOf(project)
 	if err != nil {
+		return Repo{}, err
+	}
+	if err := CheckLayout(ctx, project, gitDir); err != nil {
 		return Repo{}, err
 	}
 	r := Repo{Project: project, GitDir: gitDir, WorkTree: project}
@@ -142,15 +148,6 @@ func gitDirOf(project string) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %s is not a directory or a .git file", ErrNoRepo, dotgit)
 	}
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		common := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-		if _, err := inside(project, "commondir", common); err != nil {
-			return "", err
-		}
-	}
 	return gitDir, nil
 }
 
@@ -212,7 +209,7 @@ func minimalEnv() []string {
 func (r *Repo) scan(ctx context.Context, bin string) error {
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "config", "-z", "--get-regexp", scanPattern)
+	cmd := exec.CommandContext(ctx, bin, "config", "-z", "--show-origin", "--get-regexp", scanPattern)
 	cmd.Dir = r.Project
 	cmd.Env = r.Env(minimalEnv())
 	var stdout, stderr bytes.Buffer
@@ -231,9 +228,21 @@ func (r *Repo) scan(ctx context.Context, bin string) error {
 		return fmt.Errorf("git config: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	seen := map[string]bool{}
-	for rec := range strings.SplitSeq(stdout.String(), "\x00") {
-		key, value, _ := strings.Cut(rec, "\n")
+	// --show-origin -z: "<origin>\0<key>\n<value>\0" per setting.
+	recs := strings.Split(stdout.String(), "\x00")
+	for i := 0; i+1 < len(recs); i += 2 {
+		origin, _ := strings.CutPrefix(recs[i], "file:") // else "command line:": ours
+		if origin == recs[i] {
+			origin = ""
+		}
+		key, value, _ := strings.Cut(recs[i+1], "\n")
 		if key == "" {
+			continue
+		}
+		if key == "include.path" || (strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path")) {
+			if err := r.checkInclude(key, value, origin); err != nil {
+				return err
+			}
 			continue
 		}
 		if key == "user.name" || key == "user.email" {
@@ -254,6 +263,38 @@ func (r *Repo) scan(ctx context.Context, bin string) error {
 			seen[key] = true
 			r.blank = append(r.blank, key+"="+blankValue(key))
 		}
+	}
+	return nil
+}
+
+// checkInclude refuses a config include (include.path, includeIf.*.path,
+// whatever its condition) that names a file outside the project: git
+// would read it as the repository's config, and `git config --list` would
+// show it (another repository's remote URL, the user's global settings).
+// A relative path is relative to the file holding the include (origin);
+// "~/" and "%(prefix)/" lead outside.
+func (r *Repo) checkInclude(key, value, origin string) error {
+	what := key
+	if origin != "" {
+		what += " in " + origin
+	}
+	p := value
+	switch {
+	case strings.HasPrefix(p, "~"), strings.HasPrefix(p, "%(prefix)"):
+		return &OutsideError{Project: r.Project, What: what, Target: value}
+	case !filepath.IsAbs(p):
+		dir := r.GitDir
+		if origin != "" {
+			if !filepath.IsAbs(origin) {
+				origin = filepath.Join(r.Project, origin)
+			}
+			dir = filepath.Dir(origin)
+		}
+		p = filepath.Join(dir, p)
+	}
+	_, err := inside(r.Project, what, p)
+	if errors.Is(err, ErrOutside) {
+		return err
 	}
 	return nil
 }

@@ -9,8 +9,12 @@
 // workspace, and a <workspace>/.agent/vcs found there is ignored). Native
 // mode uses only the workspace's own .git: a repository in a parent
 // directory is not used, and one whose .git file, commondir or
-// core.worktree points outside the workspace is refused (auto mode falls
-// back to shadow). Both need a git binary; without one the plan falls back
+// core.worktree points outside the workspace, or whose .git folder leads
+// outside through a link or an alternates entry (gitenv.CheckLayout), is
+// refused (auto mode falls back to shadow). Native mode checks the .git
+// folder again at the start of every operation, before its first git run
+// (and a snapshot opens the repository again), and opens its private folder
+// (.git/zqagent) through os.Root, refusing it when it is a link. Both need a git binary; without one the plan falls back
 // to off and says why in Plan.Status.
 //
 // A SessionVCS belongs to one session. BeginTurn snapshots the workspace

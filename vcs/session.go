@@ -211,7 +211,7 @@ func (s *SessionVCS) Forget(ctx context.Context) error {
 			return fmt.Errorf("forget: %w", err)
 		}
 	}
-	if err := os.Remove(s.plan.IndexPath(s.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.removeIndex(); err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
 	s.st.loaded, s.st.head, s.st.headTree, s.st.last = false, "", "", 0
@@ -226,8 +226,18 @@ func (s *SessionVCS) headUpdate(commit string) string {
 	return "update " + headRef(s.id) + " " + commit + " " + s.st.head
 }
 
-// ensureLocked creates the shadow repository and the private directory.
+// ensureLocked checks a native repository again and creates the shadow
+// repository and the private directory. Every operation (snapshots,
+// listing, diffs, restore, forget) calls it under the session's lock
+// before its first git run, so a .git folder that has come to lead outside
+// the workspace since the plan (a link, an alternates entry,
+// gitenv.CheckLayout) is refused before anything is read or written.
 func (s *SessionVCS) ensureLocked(ctx context.Context) error {
+	if s.plan.Mode == ModeNative {
+		if err := gitenv.CheckLayout(ctx, s.plan.Workspace, s.plan.GitDir); err != nil {
+			return err
+		}
+	}
 	if s.st.prepared {
 		return nil
 	}
@@ -236,18 +246,75 @@ func (s *SessionVCS) ensureLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	dir := s.plan.privateDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("vcs directory: %w", err)
+	dir, err := s.openPrivate()
+	if err != nil {
+		return err
 	}
-	excl := filepath.Join(dir, "exclude")
-	if cur, err := os.ReadFile(excl); err != nil || string(cur) != excludeRules {
-		if err := writeFileAtomic(excl, []byte(excludeRules)); err != nil {
+	defer dir.Close()
+	if cur, err := readPrivate(dir, "exclude"); err != nil || string(cur) != excludeRules {
+		if err := writeFileAtomic(dir, "exclude", []byte(excludeRules)); err != nil {
 			return fmt.Errorf("vcs exclude file: %w", err)
 		}
 	}
 	s.st.prepared = true
 	return nil
+}
+
+// openPrivate opens the private folder (privateDir), creating it, with no
+// link followed: the git directory is opened as an os.Root and the folder
+// must be a real directory in it, so that nothing the sidecar writes there
+// (the exclude file; the index files git writes) lands outside it.
+func (s *SessionVCS) openPrivate() (*os.Root, error) {
+	gitDir, err := os.OpenRoot(s.plan.GitDir)
+	if err != nil {
+		return nil, fmt.Errorf("vcs directory: %w", err)
+	}
+	defer gitDir.Close()
+	name := filepath.Base(s.plan.privateDir())
+	fi, err := gitDir.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := gitDir.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("vcs directory: %w", err)
+		}
+		fi, err = gitDir.Lstat(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vcs directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is a link or a file, not a directory; snapshots refuse to follow it", ErrGit, s.plan.privateDir())
+	}
+	dir, err := gitDir.OpenRoot(name)
+	if err != nil {
+		return nil, fmt.Errorf("vcs directory: %w", err)
+	}
+	return dir, nil
+}
+
+// removeIndex removes the session's private index file, following no link.
+func (s *SessionVCS) removeIndex() error {
+	dir, err := s.openPrivate()
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if err := dir.Remove(filepath.Base(s.plan.IndexPath(s.id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// readPrivate reads the regular file name of the private folder dir,
+// following no link.
+func readPrivate(dir *os.Root, name string) ([]byte, error) {
+	fi, err := dir.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return dir.ReadFile(name)
 }
 
 // initShadow creates the shadow repository when it does not exist yet, in
@@ -273,20 +340,25 @@ func initShadow(ctx context.Context, p Plan) error {
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside name and renames it.
-func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+// writeFileAtomic writes data to a fresh temporary file in dir and renames
+// it over name (a link in its place is replaced, never followed).
+func writeFileAtomic(dir *os.Root, name string, data []byte) error {
+	tmp, err := tempName(name)
+	if err != nil {
+		return err
+	}
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	_, werr := f.Write(data)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
+		_ = dir.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		os.Remove(f.Name())
+	if err := dir.Rename(tmp, name); err != nil {
+		_ = dir.Remove(tmp)
 		return err
 	}
 	return nil

@@ -17,7 +17,8 @@ import (
 
 // TestGitStaysInWorkspace: a workspace whose repository is someone else's
 // (a parent repository, a .git file pointing elsewhere, core.worktree
-// pointing out) gets a clear error from every git tool and nothing of the
+// pointing out, alternates or links in a real .git folder that lead to
+// another repository's objects and refs) gets a clear error from every git tool and nothing of the
 // other repository.
 func TestGitStaysInWorkspace(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -32,6 +33,7 @@ func TestGitStaysInWorkspace(t *testing.T) {
 		name string
 		make func(t *testing.T) string // the workspace
 		want error
+		why  string // the error names it
 	}{
 		{"parent repository", func(t *testing.T) string {
 			ws := filepath.Join(other.dir, "proj")
@@ -39,20 +41,48 @@ func TestGitStaysInWorkspace(t *testing.T) {
 				t.Fatal(err)
 			}
 			return ws
-		}, ErrNotRepo},
+		}, ErrNotRepo, ""},
 		{"foreign gitfile", func(t *testing.T) string {
 			ws := t.TempDir()
 			if err := os.WriteFile(filepath.Join(ws, ".git"), []byte("gitdir: "+filepath.Join(other.dir, ".git")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			return ws
-		}, ErrForeignRepo},
+		}, ErrForeignRepo, ".git file"},
 		{"core.worktree outside", func(t *testing.T) string {
 			r := newRepo(t)
 			r.commit("mine", map[string]string{"mine.txt": "m\n"})
 			r.git("config", "core.worktree", other.dir)
 			return r.dir
-		}, ErrForeignRepo},
+		}, ErrForeignRepo, "core.worktree"},
+		// A real .git folder whose branch names the other repository's
+		// commit, found through alternates (relative) or linked objects.
+		{"alternates to another repository", func(t *testing.T) string {
+			r := newRepo(t)
+			r.commit("mine", map[string]string{"mine.txt": "m\n"})
+			objects := filepath.Join(r.dir, ".git", "objects")
+			rel, err := filepath.Rel(objects, filepath.Join(other.dir, ".git", "objects"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.write(".git/objects/info/alternates", rel+"\n")
+			r.write(".git/refs/heads/main", other.git("rev-parse", "HEAD"))
+			return r.dir
+		}, ErrForeignRepo, ".git/objects/info/alternates"},
+		{"objects and refs linked into another repository", func(t *testing.T) string {
+			r := newRepo(t)
+			r.commit("mine", map[string]string{"mine.txt": "m\n"})
+			for _, d := range []string{"objects", "refs"} {
+				p := filepath.Join(r.dir, ".git", d)
+				if err := os.RemoveAll(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(other.dir, ".git", d), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return r.dir
+		}, ErrForeignRepo, " link of "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,6 +100,9 @@ func TestGitStaysInWorkspace(t *testing.T) {
 				}
 				if errors.Is(c.want, ErrForeignRepo) && !errors.Is(err, gitenv.ErrOutside) {
 					t.Errorf("%s: err = %v does not say what points outside", name, err)
+				}
+				if !strings.Contains(err.Error(), c.why) {
+					t.Errorf("%s: err = %v does not name %s", name, err, c.why)
 				}
 				if strings.Contains(err.Error(), "secret subject") {
 					t.Errorf("%s leaked the other repository: %v", name, err)

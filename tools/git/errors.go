@@ -7,9 +7,10 @@ var (
 	// ErrNotRepo: the workspace has no git repository of its own (a
 	// repository in a parent directory does not count).
 	ErrNotRepo = errors.New("the workspace is not a git repository")
-	// ErrForeignRepo: the workspace's .git file or link, commondir or
-	// core.worktree points outside the workspace; the tools refuse it. The
-	// error wraps the *gitenv.OutsideError that says which.
+	// ErrForeignRepo: the workspace's .git file or link, commondir,
+	// core.worktree, a link in its git directory or an alternates entry
+	// points outside the workspace; the tools refuse it. The error wraps the
+	// *gitenv.OutsideError that says which.
 	ErrForeignRepo = errors.New("the workspace's git repository is outside the workspace")
 	// ErrUnsafeArg: a model-supplied ref or path looks like an option
 	// (starts with '-') or holds control characters.

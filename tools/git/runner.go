@@ -11,7 +11,9 @@
 // and global config are left out. The repository is the workspace's own
 // .git, pinned with GIT_DIR and GIT_WORK_TREE: a workspace inside someone
 // else's repository is not a repository (ErrNotRepo), and one whose .git,
-// commondir or core.worktree points outside it is refused (ErrForeignRepo).
+// commondir or core.worktree points outside it, or whose git directory
+// leads outside through a link or an alternates entry (gitenv.CheckLayout,
+// checked before every call), is refused (ErrForeignRepo).
 //
 // Concurrency: the tools keep no state; calls may run concurrently. Each call
 // runs two git processes (gitenv.Open's, then its own) that end with the
@@ -92,8 +94,8 @@ type output struct {
 
 // git runs `git args...` in the workspace's own repository with gitenv's
 // inert, pinned environment. A workspace without its own .git is not a
-// repository (a parent's does not count); one whose .git, commondir or
-// core.worktree points outside is refused.
+// repository (a parent's does not count); one whose .git, commondir,
+// core.worktree, links or alternates lead outside is refused.
 func (r *runner) git(ctx context.Context, args ...string) (output, error) {
 	if r.bin == "" {
 		return output{}, fmt.Errorf("git is not installed: %w", tools.ErrUnavailable)

@@ -8,7 +8,11 @@
 // a working directory confined to the workspace. A command the user did not
 // approve (tools.UserApproved is false: allowlisted, granted, or allowed by
 // the mode) also gets gitenv's inert git environment; an approved one runs
-// with the user's own git configuration. A timeout, an interrupted turn
+// with the user's own git configuration. When gitenv refuses the
+// workspace's repository (it points or leads outside the workspace) such a
+// command's git finds no repository at all, and the result says why
+// (RunResult.Error when git failed for it, StartResult.Message for a
+// background task). A timeout, an interrupted turn
 // (ctx), shell_task_kill and Manager.Close end the whole group, grandchildren
 // included; when a command's shell exits, whatever it left running in its
 // group is ended too. Each command also runs in a process jail
@@ -209,8 +213,9 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 		return nil, fmt.Errorf("%w: %s", ErrNotDir, cwd)
 	}
 	env := proc.Env(nil, m.opts.Env...)
+	var gitRefused error
 	if inert {
-		env = m.inertEnv(ctx, env)
+		env, gitRefused = m.inertEnv(ctx, env)
 	}
 	argv := shellArgv(m.shell, command)
 	if m.opts.Wrap != nil {
@@ -223,7 +228,7 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 	if background {
 		out = newOutput(half, m.opts.TaskBuffer)
 	}
-	t := &task{command: command, cwd: dir, started: time.Now(), out: out, grace: m.opts.KillGrace, done: make(chan struct{})}
+	t := &task{command: command, cwd: dir, started: time.Now(), out: out, grace: m.opts.KillGrace, done: make(chan struct{}), gitRefused: gitRefused}
 
 	m.mu.Lock()
 	defer m.mu.Unlock() // held across start so that Close sees every task
@@ -254,14 +259,20 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 
 // inertEnv is env made inert for git (gitenv.Commands): the workspace's own
 // repository pinned, or none found above the workspace, or (a repository
-// pointing outside) none at all.
-func (m *Manager) inertEnv(ctx context.Context, env []string) []string {
+// that points or leads outside, or cannot be checked) none at all; the
+// error then says why git cannot use the workspace's repository.
+func (m *Manager) inertEnv(ctx context.Context, env []string) ([]string, error) {
 	root := m.opts.Workspace.Root()
 	repo := gitenv.Repo{Project: root}
+	var refused error
 	if m.git != "" {
-		repo, _ = gitenv.Commands(ctx, m.git, root) // the Repo says what to pin either way
+		var err error
+		repo, err = gitenv.Commands(ctx, m.git, root) // the Repo says what to pin either way
+		if err != nil && !errors.Is(err, gitenv.ErrNoRepo) {
+			refused = err
+		}
 	}
-	return repo.Env(env)
+	return repo.Env(env), refused
 }
 
 func (m *Manager) forget(t *task) {

@@ -89,7 +89,11 @@ func (m *Manager) runShell(ctx context.Context, call tools.Call) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("run_shell: %w", err)
 		}
-		return StartResult{TaskID: t.id, Message: "started; read output with shell_task_output, stop with shell_task_kill"}, nil
+		msg := "started; read output with shell_task_output, stop with shell_task_kill"
+		if t.gitRefused != nil {
+			msg += "; " + gitRefusedNote(t.gitRefused)
+		}
+		return StartResult{TaskID: t.id, Message: msg}, nil
 	}
 	t, err := m.spawn(ctx, a.Command, a.Cwd, m.timeoutFor(a.TimeoutMS, m.opts.DefaultTimeout), false, inert)
 	if err != nil {
@@ -115,6 +119,14 @@ func (m *Manager) runShell(ctx context.Context, call tools.Call) (any, error) {
 		res.Error = "command ended: " + st.Reason.String()
 	case st.Err != nil:
 		res.Error = st.Err.Error()
+	case t.gitRefused != nil && res.ExitCode != 0 && strings.Contains(text, "not a git repository"):
+		res.Error = gitRefusedNote(t.gitRefused)
 	}
 	return res, nil
+}
+
+// gitRefusedNote tells the model why git found no repository in an
+// unapproved command: the workspace's was refused (GIT_DIR is os.DevNull).
+func gitRefusedNote(err error) string {
+	return "git was not run on the workspace's repository: " + err.Error()
 }

@@ -48,6 +48,9 @@ type task struct {
 	grace   time.Duration
 	pid     int
 	done    chan struct{} // closed when the process exited and its output is drained
+	// gitRefused says why the inert environment pinned no usable
+	// repository (gitenv.Commands refused the workspace's); nil otherwise.
+	gitRefused error
 
 	mu       sync.Mutex
 	reason   endReason // guarded by mu; the first kill reason

@@ -368,7 +368,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		req.ToolCall = s.tr.callUpdate(d.ReqID, d.Name, d.Arguments)
+		req.ToolCall = s.tr.callUpdate(d)
 		req.Options = permissionOptions(d)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
@@ -380,8 +380,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr("Approve the plan"), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
-			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(d.Plan))}}
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle("Approve the plan", d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
+			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Plan))))}
 		req.Options = yesNoOptions("Approve the plan", "Reject the plan")
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
@@ -397,9 +397,10 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if d.Writable {
 			access = "read-write"
 		}
-		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(fmt.Sprintf("Grant %s access to %s", access, d.Path)),
+		title := oneLine(engine.DisplayText(fmt.Sprintf("Grant %s access to %s", access, d.Path)))
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(title, d.Warnings)),
 			Kind: sdk.Ptr(sdk.ToolKindOther), Status: sdk.Ptr(sdk.ToolCallStatusPending), Locations: []sdk.ToolCallLocation{{Path: d.Path}},
-			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(d.Reason))}}
+			Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Reason))))}
 		req.Options = yesNoOptions("Grant access", "Refuse")
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
@@ -414,8 +415,10 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if len(d.Options) == 0 {
 			return ipc.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
 		}
-		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(d.Question), Kind: sdk.Ptr(sdk.ToolKindOther),
-			Status: sdk.Ptr(sdk.ToolCallStatusPending)}
+		// The title is the question's first line; the content has all of it.
+		question := engine.DisplayText(d.Question)
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(oneLine(question), d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindOther),
+			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(question)))}
 		req.Options = questionOptions(d)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {

@@ -11,7 +11,8 @@ import (
 // TestNodeClient drives `sidecar acp` with the official TypeScript client
 // (@agentclientprotocol/sdk, testdata/node/acp.test.mjs): initialize, new
 // session, approvals allowed once and rejected, a cancel mid-stream, the
-// editor's fs/* methods, a plan, and session/load after a restart. It
+// editor's fs/* methods, a plan, session/load after a restart, and a
+// permission request whose command hides characters or a second line. It
 // installs the client with `npm ci` when it is missing (scripts/deps.sh does
 // too); without Node.js it skips, saying so.
 func TestNodeClient(t *testing.T) {

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"fmt"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -38,7 +39,7 @@ func permissionOptions(d engine.PermissionRequiredData) []sdk.PermissionOption {
 	if o, ok := alwaysOutcome(d); ok {
 		name := fmt.Sprintf("Always allow %s in this session", d.Name)
 		if o == permission.OutcomeAlwaysCommand {
-			name = fmt.Sprintf("Always allow `%s` in this session", d.Command)
+			name = fmt.Sprintf("Always allow `%s` in this session", engine.DisplayText(d.Command))
 		}
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: name, Kind: sdk.PermissionOptionKindAllowAlways})
 	}
@@ -68,6 +69,50 @@ func approvalOutcome(d engine.PermissionRequiredData, out sdk.RequestPermissionO
 	return permission.OutcomeDeny
 }
 
+// What a flagged card's characters are, for the editor's user (the kinds of
+// engine.TextWarning).
+var warningWhat = map[string]string{
+	engine.WarnControl:   "control characters",
+	engine.WarnANSI:      "terminal escape sequences",
+	engine.WarnBidi:      "bidi overrides that reorder how text shows",
+	engine.WarnInvisible: "invisible characters",
+	engine.WarnBlank:     "blanks that are not spaces to a shell",
+}
+
+// warningContent is the first content block of a request whose card the
+// engine flagged: a line per field that says what it holds. Titles and
+// content show those characters escaped (engine.DisplayText).
+func warningContent(ws []engine.TextWarning) []sdk.ToolCallContent {
+	if len(ws) == 0 {
+		return nil
+	}
+	var fields []string
+	what := map[string][]string{}
+	for _, w := range ws {
+		if _, ok := what[w.Field]; !ok {
+			fields = append(fields, w.Field)
+		}
+		k, ok := warningWhat[w.Kind]
+		if !ok {
+			k = "unsafe characters"
+		}
+		what[w.Field] = append(what[w.Field], k)
+	}
+	var b strings.Builder
+	for _, f := range fields {
+		fmt.Fprintf(&b, "⚠ `%s` holds %s (shown escaped).\n", f, strings.Join(what[f], " and "))
+	}
+	return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(strings.TrimSuffix(b.String(), "\n")))}
+}
+
+// flagTitle marks the title of a flagged request.
+func flagTitle(title string, ws []engine.TextWarning) string {
+	if len(ws) == 0 {
+		return title
+	}
+	return "⚠ " + title
+}
+
 // yesNoOptions are the options of a plan or directory request.
 func yesNoOptions(yes, no string) []sdk.PermissionOption {
 	return []sdk.PermissionOption{
@@ -86,7 +131,7 @@ func allowed(out sdk.RequestPermissionOutcome) bool {
 func questionOptions(q engine.AskUserQuestionData) []sdk.PermissionOption {
 	opts := make([]sdk.PermissionOption, 0, len(q.Options)+1)
 	for i, o := range q.Options {
-		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer_%d", i)), Name: o, Kind: sdk.PermissionOptionKindAllowOnce})
+		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer_%d", i)), Name: oneLine(engine.DisplayText(o)), Kind: sdk.PermissionOptionKindAllowOnce})
 	}
 	return append(opts, sdk.PermissionOption{OptionId: optRejectOnce, Name: "Don't answer", Kind: sdk.PermissionOptionKindRejectOnce})
 }

@@ -68,6 +68,38 @@ func TestYesNoAndQuestions(t *testing.T) {
 	require.Equal(t, noAnswer, questionAnswer(q, sdk.NewRequestPermissionOutcomeCancelled()))
 }
 
+// TestFlaggedRequests: a request whose card the engine flagged has a ⚠
+// title with the characters escaped, and a first content block naming each
+// field and what it holds; option names are escaped too; a clean request
+// has neither.
+func TestFlaggedRequests(t *testing.T) {
+	d := engine.PermissionRequiredData{ReqID: "c1", Name: "write_file",
+		Arguments: map[string]any{"path": "a\u202e.txt", "content": "x\u3164y"},
+		Warnings: []engine.TextWarning{
+			{Field: "arguments.content", Kind: engine.WarnBlank},
+			{Field: "arguments.path", Kind: engine.WarnBidi}, {Field: "arguments.path", Kind: engine.WarnInvisible},
+		}}
+	u := newTranslator(t.TempDir()).callUpdate(d)
+	require.Equal(t, `⚠ Write a\u202e.txt`, *u.Title)
+	require.Equal(t, "⚠ `arguments.content` holds blanks that are not spaces to a shell (shown escaped).\n"+
+		"⚠ `arguments.path` holds bidi overrides that reorder how text shows and invisible characters (shown escaped).",
+		u.Content[0].Content.Content.Text.Text)
+	require.NotNil(t, u.Content[1].Diff, "the diff follows")
+
+	d.Warnings = nil
+	d.Arguments = map[string]any{"path": "a.txt", "content": "x"}
+	u = newTranslator(t.TempDir()).callUpdate(d)
+	require.Equal(t, "Write a.txt", *u.Title)
+	require.Len(t, u.Content, 1)
+	require.NotNil(t, u.Content[0].Diff)
+
+	opts := questionOptions(engine.AskUserQuestionData{Options: []string{"yes\u00a0#\u00a0no", "two\nlines"}})
+	require.Equal(t, `yes\xa0#\xa0no`, opts[0].Name)
+	require.Equal(t, "two … (2 lines)", opts[1].Name)
+	perm := permissionOptions(engine.PermissionRequiredData{Name: "run_shell", Command: "l\u2800s"})
+	require.Equal(t, "Always allow `l\\u2800s` in this session", perm[1].Name)
+}
+
 func TestModeState(t *testing.T) {
 	st := modeState("")
 	require.Equal(t, sdk.SessionModeId("interactive"), st.CurrentModeId)

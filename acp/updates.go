@@ -139,8 +139,8 @@ func (t *translator) startCall(id, name string, args map[string]any) sdk.Session
 	if locs := t.locations(args); len(locs) > 0 {
 		opts = append(opts, sdk.WithStartLocations(locs))
 	}
-	if diff := t.diff(name, args); len(diff) > 0 {
-		opts = append(opts, sdk.WithStartContent(diff))
+	if content := t.callContent(name, args); len(content) > 0 {
+		opts = append(opts, sdk.WithStartContent(content))
 	}
 	return sdk.StartToolCall(sdk.ToolCallId(id), toolTitle(name, args), opts...)
 }
@@ -225,8 +225,16 @@ func toolKind(name string) sdk.ToolKind {
 	return sdk.ToolKindOther
 }
 
-// toolTitle is a one-line description of a call.
+// toolTitle is a one-line description of a call as a card shows it: the
+// characters a card flags (bidi overrides, controls, invisible characters,
+// blanks that are not spaces) escaped by engine.DisplayText, and a text of
+// several lines cut to its first (callContent has every line).
 func toolTitle(name string, args map[string]any) string {
+	return oneLine(engine.DisplayText(fullTitle(name, args)))
+}
+
+// fullTitle is toolTitle before it is escaped and cut.
+func fullTitle(name string, args map[string]any) string {
 	str := func(k string) string { s, _ := args[k].(string); return s }
 	switch name {
 	case "read_file":
@@ -240,7 +248,7 @@ func toolTitle(name string, args map[string]any) string {
 	case "grep":
 		return "Search for " + str("pattern")
 	case "run_shell":
-		return "Run " + oneLine(str("command"))
+		return "Run " + str("command")
 	case "web_fetch":
 		return "Fetch " + str("url")
 	case "web_search":
@@ -251,11 +259,47 @@ func toolTitle(name string, args map[string]any) string {
 	return name
 }
 
+// oneLine is the first line of s, and how many lines s has when it has
+// more than one.
 func oneLine(s string) string {
+	s = strings.TrimRight(s, "\n")
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
+		s = fmt.Sprintf("%s … (%d lines)", s[:i], strings.Count(s, "\n")+1)
 	}
 	return s
+}
+
+// callContent is what a call's card shows under its title: an edit's
+// diff; a command, every line of it; for another call whose title was cut
+// to one line, the whole title. Text is in its display form, as in
+// toolTitle.
+func (t *translator) callContent(name string, args map[string]any) []sdk.ToolCallContent {
+	if d := t.diff(name, args); len(d) > 0 {
+		return d
+	}
+	text := engine.DisplayText(fullTitle(name, args))
+	if cmd, _ := args["command"].(string); name == "run_shell" && cmd != "" {
+		text = engine.DisplayText(cmd)
+	} else if !strings.Contains(strings.TrimRight(text, "\n"), "\n") {
+		return nil
+	}
+	return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(codeBlock(text)))}
+}
+
+// codeBlock is s as a Markdown code block (editors render text content as
+// Markdown), fenced with more backticks than any run of them in s.
+func codeBlock(s string) string {
+	fence, run := 3, 0
+	for _, r := range s {
+		if r != '`' {
+			run = 0
+			continue
+		}
+		run++
+		fence = max(fence, run+1)
+	}
+	f := strings.Repeat("`", fence)
+	return f + "\n" + s + "\n" + f
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -365,16 +409,18 @@ func stopReason(end engine.TurnEndData, lastErr string) (sdk.StopReason, error) 
 	return "", fmt.Errorf("turn %s: %s", end.Status, msg)
 }
 
-// callUpdate describes a call in a permission request. It reads only the
-// translator's root, so the question goroutines may call it.
-func (t *translator) callUpdate(id, name string, args map[string]any) sdk.ToolCallUpdate {
+// callUpdate describes a call in a permission request: as the tool_call
+// update shows it, and, when the engine flagged a field of the card, a
+// title marked ⚠ and a first content block that says which and why. It
+// reads only the translator's root, so the question goroutines may call it.
+func (t *translator) callUpdate(d engine.PermissionRequiredData) sdk.ToolCallUpdate {
 	return sdk.ToolCallUpdate{
-		ToolCallId: sdk.ToolCallId(id),
-		Title:      sdk.Ptr(toolTitle(name, args)),
-		Kind:       sdk.Ptr(toolKind(name)),
+		ToolCallId: sdk.ToolCallId(d.ReqID),
+		Title:      sdk.Ptr(flagTitle(toolTitle(d.Name, d.Arguments), d.Warnings)),
+		Kind:       sdk.Ptr(toolKind(d.Name)),
 		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
-		RawInput:   args,
-		Locations:  t.locations(args),
-		Content:    t.diff(name, args),
+		RawInput:   d.Arguments,
+		Locations:  t.locations(d.Arguments),
+		Content:    append(warningContent(d.Warnings), t.callContent(d.Name, d.Arguments)...),
 	}
 }

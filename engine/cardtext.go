@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Cards that are safe to render (issue 14). The interactive events carry
 // text from the model (a command, a question, a plan, a path). Text that
 // holds control characters, ANSI escapes, bidi overrides or invisible
-// characters can make a shell show one thing while another runs, so such
-// a field is listed in the event's warnings and its display form, with
-// those characters escaped, is in the event's display map.
+// characters can make a shell show one thing while another runs, and a
+// blank that is not a space (U+00A0, U+3164, U+2800) reads as a word break
+// on the card but not to bash, so such a field is listed in the event's
+// warnings and its display form, with those characters escaped, is in the
+// event's display map.
 
 // Kinds of TextWarning.
 const (
@@ -20,6 +23,7 @@ const (
 	WarnANSI      = "ansi"      // an escape sequence (ESC or CSI)
 	WarnBidi      = "bidi"      // bidirectional overrides, embeddings, isolates and marks
 	WarnInvisible = "invisible" // zero-width and other invisible characters
+	WarnBlank     = "blank"     // space separators other than U+0020 and blank look-alikes
 )
 
 // TextWarning marks one field of an interactive event whose text must not be
@@ -28,7 +32,7 @@ type TextWarning struct {
 	// Field is the field's path in the event's data: "question",
 	// "options[1]", "arguments.command", "arguments.todos[0].content".
 	Field string `json:"field"`
-	Kind  string `json:"kind"` // control | ansi | bidi | invisible
+	Kind  string `json:"kind"` // control | ansi | bidi | invisible | blank
 }
 
 // cardCheck collects the warnings and display forms of one event.
@@ -82,7 +86,7 @@ func (c *cardCheck) value(field string, v any) {
 // textKinds returns the kinds of unsafe characters s holds, in a fixed
 // order.
 func textKinds(s string) []string {
-	var control, ansi, bidi, invisible bool
+	var control, ansi, bidi, invisible, blank bool
 	for _, r := range s {
 		switch {
 		case r == 0x1b || r == 0x9b:
@@ -92,6 +96,8 @@ func textKinds(s string) []string {
 			control = true
 		case isBidi(r):
 			bidi = true
+		case isBlank(r):
+			blank = true
 		case isInvisible(r):
 			invisible = true
 		}
@@ -100,7 +106,7 @@ func textKinds(s string) []string {
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{control, WarnControl}, {ansi, WarnANSI}, {bidi, WarnBidi}, {invisible, WarnInvisible}} {
+	}{{control, WarnControl}, {ansi, WarnANSI}, {bidi, WarnBidi}, {invisible, WarnInvisible}, {blank, WarnBlank}} {
 		if k.on {
 			out = append(out, k.name)
 		}
@@ -113,12 +119,38 @@ func isBidi(r rune) bool {
 }
 
 // isInvisible reports characters that render as nothing and can hide text
-// or data (tag characters and variation selectors carry "smuggled" bytes).
-// ZWNJ and ZWJ (U+200C/200D) and VS16 (U+FE0F) are left out: Persian and
-// Indic text and emoji sequences need them.
+// or data (tag characters and variation selectors carry "smuggled" bytes):
+// the default-ignorable code points of Unicode (Other_Default_Ignorable_
+// Code_Point and the format characters among them). ZWNJ and ZWJ
+// (U+200C/200D) and VS16 (U+FE0F) are left out: Persian and Indic text and
+// emoji sequences need them. The Hangul fillers, default-ignorable too, are
+// blanks (isBlank is asked first): most fonts draw them as a wide space.
 func isInvisible(r rune) bool {
 	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x00ad || r == 0x180e ||
-		r == 0x034f || (r >= 0xe0000 && r <= 0xe007f) || (r >= 0xfe00 && r <= 0xfe0e) || (r >= 0xe0100 && r <= 0xe01ef)
+		r == 0x034f || (r >= 0xe0000 && r <= 0xe007f) || (r >= 0xfe00 && r <= 0xfe0e) || (r >= 0xe0100 && r <= 0xe01ef) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		(r >= 0x206a && r <= 0x206f) || // deprecated format characters
+		(r >= 0xfff9 && r <= 0xfffb) || // interlinear annotation: the text between the anchors may not show
+		(r >= 0x1bca0 && r <= 0x1bca3) || // shorthand format controls
+		(r >= 0x1d173 && r <= 0x1d17a) // musical format characters
+}
+
+// isBlank reports characters a reader takes for a space and a shell does
+// not: bash splits words on ASCII space, tab and newline only, so
+// `ok<U+00A0>#<U+00A0>; touch x` shows a comment and runs touch. They are
+// the space separators (Zs) other than U+0020 — no-break, en, em, thin,
+// ideographic spaces, … — and the letters and symbols that look blank: the
+// Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the Braille blank
+// (U+2800) and the musical null notehead (U+1D159). (U+180E and the
+// zero-width spaces are invisible, U+2028/2029 control.)
+func isBlank(r rune) bool {
+	switch r {
+	case ' ':
+		return false
+	case 0x115f, 0x1160, 0x3164, 0xffa0, 0x2800, 0x1d159:
+		return true
+	}
+	return unicode.Is(unicode.Zs, r)
 }
 
 // escapeText returns s with every unsafe character written as an escape
@@ -141,4 +173,15 @@ func escapeText(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// DisplayText is s as a card shows it: s itself when it holds no character
+// a card flags, else its display form (the escaped text of the event's
+// display map). Front ends that build their own text from an event's
+// fields (the ACP titles) use it.
+func DisplayText(s string) string {
+	if len(textKinds(s)) == 0 {
+		return s
+	}
+	return escapeText(s)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,4 +74,30 @@ func TestCardsSafeToRender(t *testing.T) {
 	b, err = json.Marshal(perms[0])
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"warnings":[{"field":"arguments.x","kind":"bidi"}]`)
+}
+
+// TestCardsFlagBlanks: every space separator but U+0020, and the
+// characters that look blank (Hangul fillers, Braille blank), is escaped in
+// a card's display form; so are the default-ignorable characters; ASCII
+// spaces, tabs, newlines, ZWNJ, ZWJ and Hangul text are not.
+func TestCardsFlagBlanks(t *testing.T) {
+	var blanks []rune
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if unicode.Is(unicode.Zs, r) && r != ' ' {
+			blanks = append(blanks, r)
+		}
+	}
+	require.Len(t, blanks, 16, "U+00A0, U+1680, U+2000–200A, U+202F, U+205F, U+3000")
+	blanks = append(blanks, 0x115f, 0x1160, 0x3164, 0xffa0, 0x2800, 0x1d159)
+	invisible := []rune{0x17b4, 0x17b5, 0x206a, 0x206f, 0xfff9, 0xfffb, 0x1bca0, 0x1d173, 0x2065, 0xe0001}
+	for _, r := range append(blanks, invisible...) {
+		s := "a" + string(r) + "b"
+		got := engine.DisplayText(s)
+		require.NotContains(t, got, string(r), "U+%04X", r)
+		require.Regexp(t, `^a\\(x|u|U)[0-9a-f]+b$`, got, "U+%04X", r)
+	}
+	for _, s := range []string{"echo ok # comment\tx\n", "\ud55c\uae00 \ud14d\uc2a4\ud2b8", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\U0001f468\u200d\U0001f469 \u2764\ufe0f", `a\b`} {
+		require.Equal(t, s, engine.DisplayText(s), "%q", s)
+	}
+	require.Equal(t, `ok\xa0#\u3164 \\`, engine.DisplayText("ok\u00a0#\u3164 \\"), "backslashes doubled once a text is escaped")
 }

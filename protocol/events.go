@@ -81,12 +81,12 @@ type ToolProposedData struct {
 }
 
 // TextWarning flags a card text field holding control characters, ANSI
-// escapes, bidi or invisible characters.
+// escapes, bidi or invisible characters, or blanks that are not spaces.
 type TextWarning struct {
 	// Field is the field's path in the event's data: "question",
 	// "options[1]", "arguments.command", "arguments.todos[0].content".
 	Field string `json:"field"`
-	// Kind is control, ansi, bidi or invisible.
+	// Kind is control, ansi, bidi, invisible or blank.
 	Kind string `json:"kind"`
 }
 

@@ -242,3 +242,43 @@ test("session/load after a restart replays the stored history", async () => {
   const r2 = await ed.stop();
   assert.equal(r2.code, 0, ed.stderr());
 });
+
+test("a permission request shows what runs: flagged characters escaped, every line of the command", async () => {
+  // The model hides a second command behind a right-to-left override and
+  // Hangul-filler "blanks" (bash does not split on them: `touch` runs), and
+  // another on the second line of a command.
+  const hidden = "echo build ok\u3164#\u3164; touch pwned\u202e";
+  const twoLines = "echo one\ntouch second-line";
+  ed = start(scriptPath("script3.json", { responses: [
+    { toolCalls: [call("call_hidden", "run_shell", { command: hidden })] },
+    { toolCalls: [call("call_lines", "run_shell", { command: twoLines })] },
+    { text: "Both refused." },
+  ] }));
+  await ed.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  const s = await ed.agent.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+  ed.answers.push("reject_once", "reject_once");
+  const res = await ed.agent.request(acp.methods.agent.session.prompt, {
+    sessionId: s.sessionId,
+    prompt: [{ type: "text", text: "run them" }],
+  });
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(ed.asks.length, 2);
+
+  const [a, b] = ed.asks.map((x) => x.toolCall);
+  assert.equal(a.toolCallId, "call_hidden");
+  assert.equal(a.title, "⚠ Run echo build ok\\u3164#\\u3164; touch pwned\\u202e", "escaped and flagged");
+  assert.doesNotMatch(a.title, /[\u202e\u3164]/);
+  assert.equal(a.content[0].type, "content");
+  assert.equal(a.content[0].content.text,
+    "⚠ `arguments.command` holds bidi overrides that reorder how text shows and blanks that are not spaces to a shell (shown escaped).");
+  assert.equal(a.content[1].content.text, "```\necho build ok\\u3164#\\u3164; touch pwned\\u202e\n```");
+  assert.equal(a.rawInput.command, hidden, "rawInput is what runs, byte for byte");
+
+  assert.equal(b.toolCallId, "call_lines");
+  assert.equal(b.title, "Run echo one … (2 lines)");
+  assert.deepEqual(b.content, [{ type: "content", content: { type: "text", text: "```\necho one\ntouch second-line\n```" } }],
+    "the content shows every line of the command");
+
+  const r = await ed.stop();
+  assert.equal(r.code, 0, ed.stderr());
+});

@@ -319,7 +319,7 @@ export interface AskUserQuestionData {
   };
 }
 /**
- * TextWarning flags a card text field holding control characters, ANSI escapes, bidi or invisible characters.
+ * TextWarning flags a card text field holding control characters, ANSI escapes, bidi or invisible characters, or blanks that are not spaces.
  */
 export interface TextWarning {
   /**
@@ -328,7 +328,7 @@ export interface TextWarning {
    */
   field: string;
   /**
-   * Kind is control, ansi, bidi or invisible.
+   * Kind is control, ansi, bidi, invisible or blank.
    */
   kind: string;
 }

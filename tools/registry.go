@@ -104,6 +104,12 @@ type Spec struct {
 	// hides and refuses it like Disabled. It must be fast and must not call
 	// back into the registry.
 	Available func() bool
+	// Grant is the key of the tool's permission decisions and always_tool
+	// grants; "" is Name (see GrantName). MCP tools use MCPGrant.
+	Grant string
+	// Dispatch, when set, makes the tool a dispatcher (mcp_call_tool): a
+	// call of it runs another tool its arguments name. See Target.
+	Dispatch func(args Args) (Target, error)
 }
 
 // Enabled reports whether the tool is offered to the model and may run.

@@ -9,6 +9,12 @@
 // refused); the permission decision, the events and the handler all use that
 // one value, and Call.Args is its canonical encoding.
 //
+// Dispatchers: a tool whose Spec.Dispatch is set (the lazy MCP mode's
+// mcp_call_tool) runs another tool its arguments name; TargetOf resolves a
+// call to that tool, and the engine decides, cards, grants and runs it as
+// that tool (Target). Permission decisions and always_tool grants are keyed
+// by Spec.GrantName.
+//
 // Availability: a tool is offered to the model only while it is enabled (not
 // Disabled, and its Available func, if any, reports true); the engine refuses
 // a call to a tool that is not offered, by name, without running it.

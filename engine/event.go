@@ -155,8 +155,9 @@ type PermissionRequiredData struct {
 	AlwaysCommandNote string `json:"alwaysCommandNote,omitempty"`
 	// ToolGrant is the name an always_tool answer grants (what
 	// session.grants lists): the tool's name, or for an MCP tool
-	// "mcp:<server>/<tool>" however it was called.
-	ToolGrant string `json:"toolGrant"`
+	// "mcp:<server>/<tool>" however it was called. Always set; omitted
+	// only from cards older sidecars stored.
+	ToolGrant string `json:"toolGrant,omitempty"`
 	// Via is the dispatcher the model called ("mcp_call_tool") when Name
 	// and Arguments are those of the tool it named; "" for a direct call.
 	Via string `json:"via,omitempty"`

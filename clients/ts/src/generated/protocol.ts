@@ -1041,9 +1041,11 @@ export interface PermissionRequiredData {
   /**
    * ToolGrant is the name an always_tool answer grants (what
    * session.grants lists): the tool's name, or "mcp:<server>/<tool>" for
-   * an MCP tool, whether called directly or through mcp_call_tool.
+   * an MCP tool, whether called directly or through mcp_call_tool. On
+   * every card this sidecar emits; absent from cards an older sidecar
+   * stored.
    */
-  toolGrant: string;
+  toolGrant?: string;
   /**
    * Via is the generic tool the model called ("mcp_call_tool") when name
    * and arguments are those of the real tool it named; absent for a

@@ -23,17 +23,15 @@ const toolGrace = 2 * time.Second
 
 // callState is one tool call of a model response.
 type callState struct {
-	call    llm.ToolCall
-	spec    tools.Spec
-	known   bool
-	enabled bool            // known and offered (tools.Spec.Enabled); a call to a disabled tool never runs
-	args    map[string]any  // decoded once, strictly (tools.NormalizeArgs): the decision and the events use it
-	canon   json.RawMessage // args' canonical encoding: what the handler gets
-	argErr  error           // why the arguments were refused; such a call gets no decision and never runs
-	// target is what the call is decided, carded, granted and run as: the
-	// called tool, or the tool a dispatcher's call names (tools.Target).
-	target   tools.Target
+	call     llm.ToolCall
+	spec     tools.Spec
+	known    bool
+	enabled  bool            // known and offered (tools.Spec.Enabled); a call to a disabled tool never runs
+	args     map[string]any  // decoded once, strictly (tools.NormalizeArgs): the decision and the events use it
+	canon    json.RawMessage // args' canonical encoding: what the handler gets
+	argErr   error           // why the arguments were refused; such a call gets no decision and never runs
 	decision permission.Decision
+	target   tools.Target // what the call is decided, carded, granted and run as: the called tool, or the one a dispatcher's call names
 	// userApproved: the user answered this call's permission request with
 	// an allowing outcome (tools.WithUserApproved).
 	userApproved bool

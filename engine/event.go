@@ -153,6 +153,14 @@ type PermissionRequiredData struct {
 	Command           string `json:"command"`
 	AlwaysCommand     bool   `json:"alwaysCommand"`
 	AlwaysCommandNote string `json:"alwaysCommandNote,omitempty"`
+	// ToolGrant is the name an always_tool answer grants (what
+	// session.grants lists): the tool's name, or for an MCP tool
+	// "mcp:<server>/<tool>" however it was called. Always set; omitted
+	// only from cards older sidecars stored.
+	ToolGrant string `json:"toolGrant,omitempty"`
+	// Via is the dispatcher the model called ("mcp_call_tool") when Name
+	// and Arguments are those of the tool it named; "" for a direct call.
+	Via string `json:"via,omitempty"`
 	// Warnings and Display: text fields holding control characters, ANSI
 	// escapes, bidi or invisible characters, and their escaped display forms
 	// by field path (see TextWarning). Empty when the text is clean.

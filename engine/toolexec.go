@@ -32,6 +32,7 @@ type callState struct {
 	canon    json.RawMessage // args' canonical encoding: what the handler gets
 	argErr   error           // why the arguments were refused; such a call gets no decision and never runs
 	decision permission.Decision
+	target   tools.Target // what the call is decided, carded, granted and run as: the called tool, or the one a dispatcher's call names
 	// userApproved: the user answered this call's permission request with
 	// an allowing outcome (tools.WithUserApproved).
 	userApproved bool
@@ -63,7 +64,10 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 			a, err := st.spec.NormalizeArgs(json.RawMessage(c.Arguments))
 			st.args, st.canon, st.argErr = a.Map, a.Canonical, err
 			if err == nil {
-				st.decision = e.permissions.Evaluate(c.Name, st.args, st.spec.Meta)
+				st.target, st.argErr = tools.TargetOf(st.spec, a)
+			}
+			if st.argErr == nil {
+				st.decision = e.permissions.Evaluate(st.target.Spec.GrantName(), st.target.Args.Map, st.target.Spec.Meta)
 			}
 		}
 		if st.args == nil {
@@ -74,7 +78,7 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	}
 	var parallel, serial []*callState
 	for _, st := range states {
-		if st.enabled && st.argErr == nil && st.spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
+		if st.enabled && st.argErr == nil && st.target.Spec.Meta.Parallel() && st.decision.Allowed && !st.decision.NeedsUser {
 			parallel = append(parallel, st)
 		} else {
 			serial = append(serial, st)
@@ -151,20 +155,21 @@ func (t *turn) runSerial(st *callState) {
 func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	e := t.e
 	requestID := newID("perm_")
+	tg := st.target // the card shows, and a grant covers, the real tool
 	cmd, whyNot := "", "not a shell command"
-	if st.spec.Meta.Class == tools.ClassExec {
-		if s, ok := st.args["command"].(string); ok {
+	if tg.Spec.Meta.Class == tools.ClassExec {
+		if s, ok := tg.Args.Map["command"].(string); ok {
 			cmd, whyNot = permission.CommandGrant(s)
 		}
 	}
-	meta := st.spec.Meta
-	req := permission.Request{ToolName: st.call.Name, Arguments: st.args, Metadata: &meta, Reason: st.decision.Reason, ToolCallID: st.call.ID, RequestID: requestID, Command: cmd}
+	meta := tg.Spec.Meta
+	req := permission.Request{ToolName: tg.Spec.GrantName(), Arguments: tg.Args.Map, Metadata: &meta, Reason: st.decision.Reason, ToolCallID: st.call.ID, RequestID: requestID, Command: cmd}
 	var c cardCheck
-	c.text("name", st.call.Name)
-	c.value("arguments", st.args)
+	c.text("name", tg.Spec.Name)
+	c.value("arguments", tg.Args.Map)
 	c.text("reason", st.decision.Reason)
 	c.text("command", cmd)
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: st.call.Name, Arguments: st.args, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, Warnings: c.warnings, Display: c.display}}) {
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, context.Canceled
 	}
 	e.mu.Lock()
@@ -213,8 +218,8 @@ func (t *turn) startCall(st *callState, results chan<- callResult) bool {
 	if st.userApproved {
 		ctx = tools.WithUserApproved(ctx)
 	}
-	call := tools.Call{ID: st.call.ID, Name: st.call.Name, Args: st.canon}
-	handler := st.spec.Handler
+	call := tools.Call{ID: st.call.ID, Name: st.target.Spec.Name, Args: st.target.Args.Canonical}
+	handler := st.target.Spec.Handler
 	t.tools.Go(func() {
 		var r callResult
 		r.st = st
@@ -302,9 +307,9 @@ func (t *turn) finishResult(r callResult) {
 		for _, p := range fp.ProducedFiles() {
 			t.addProduced(p)
 		}
-	} else if st.spec.Meta.Class == tools.ClassWrite {
-		for _, name := range append([]string{"path", "file_path"}, st.spec.Meta.PathArgs...) {
-			if p, ok := st.args[name].(string); ok && p != "" {
+	} else if st.target.Spec.Meta.Class == tools.ClassWrite {
+		for _, name := range append([]string{"path", "file_path"}, st.target.Spec.Meta.PathArgs...) {
+			if p, ok := st.target.Args.Map[name].(string); ok && p != "" {
 				if ws := t.e.permissions.Workspace(); ws != nil {
 					p = ws.Rel(p) // the patch tools' form: workspace-relative, '/'
 				}

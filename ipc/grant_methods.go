@@ -9,6 +9,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/tools"
 )
 
 // grantRoutes serves the session's always_tool and always_command grants.
@@ -31,9 +32,16 @@ type (
 	RevokeGrantResult = protocol.RevokedResult
 )
 
+// grantInfos lists grants on the wire. A stored tool grant of a form that
+// grants nothing any more (tools.StaleToolGrant: the generic mcp_call_tool,
+// an MCP tool by its registered name) is left out, as the permission engine
+// drops it when the session loads (RestoreGrant).
 func grantInfos(gs []permission.SessionGrant) []GrantInfo {
 	out := make([]GrantInfo, 0, len(gs))
 	for _, g := range gs {
+		if g.Kind == permission.GrantTool && tools.StaleToolGrant(g.Name) {
+			continue
+		}
 		gi := GrantInfo{Kind: string(g.Kind), Name: g.Name}
 		if !g.GrantedAt.IsZero() {
 			at := g.GrantedAt.UTC()

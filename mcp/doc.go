@@ -13,6 +13,13 @@
 // mcp__<server>__<tool>, lazy loading through two meta tools when a project
 // has many tools, and a debounced watch of the config file.
 //
+// Permissions: every server tool's spec carries its grant key
+// tools.MCPGrant(server, tool), "mcp:<server>/<tool>", and the generic
+// mcp_call_tool is a dispatcher (tools.Spec.Dispatch): the engine resolves
+// its call to the named tool's spec and arguments before any decision, so
+// the card, the decision and an always_tool grant are the real tool's,
+// whichever way it was called.
+//
 // Concurrency: a Manager is safe for concurrent use. Its mutex guards the
 // configs, the per-server state, the cached approvals and the attached
 // registries; it is never held while talking to a server (connect, list, call,

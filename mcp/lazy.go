@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -18,6 +19,9 @@ const (
 	SearchToolName = "mcp_search_tools"
 	CallToolName   = "mcp_call_tool"
 )
+
+// callParams is mcp_call_tool's input schema.
+const callParams = `{"type":"object","properties":{"name":{"type":"string","description":"the tool's name"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`
 
 // searchLoad is how many matches a search loads.
 const searchLoad = 8
@@ -47,11 +51,12 @@ func (m *Manager) callSpec() tools.Spec {
 		Name: CallToolName,
 		Schema: llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 			Name: CallToolName, Description: strings.TrimSpace(callDescription),
-			Parameters: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
+			Parameters: json.RawMessage(callParams),
 		}},
-		Meta:    mcpMeta,
-		Source:  "mcp",
-		Handler: m.callHandler,
+		Meta:     mcpMeta,
+		Source:   "mcp",
+		Handler:  m.callHandler,
+		Dispatch: m.dispatch,
 	}
 }
 
@@ -145,21 +150,65 @@ func (m *Manager) markUsedLocked(name string) {
 	}
 }
 
+// callHandler runs a call of mcp_call_tool for a caller that did not
+// resolve it first; the engine resolves it with dispatch and runs the real
+// tool.
 func (m *Manager) callHandler(ctx context.Context, call tools.Call) (any, error) {
-	var a struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := tools.DecodeArgs(call.Args, &a); err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	r, err := m.resolveLocked(a.Name)
-	m.mu.Unlock()
+	a, err := m.callSpec().NormalizeArgs(call.Args)
 	if err != nil {
 		return nil, err
 	}
-	return m.callTool(ctx, r.server, r.tool, r.name, a.Arguments)
+	t, err := m.dispatch(a)
+	if err != nil {
+		return nil, err
+	}
+	return t.Spec.Handler(ctx, tools.Call{ID: call.ID, Name: t.Spec.Name, Args: t.Args.Canonical})
+}
+
+// dispatch resolves a call of mcp_call_tool to the tool it names, with that
+// tool's own spec (grant key, metadata, handler) and its arguments decoded
+// strictly against its own schema, so the call is decided, carded, granted
+// and run as that tool (tools.Target). An unknown or ambiguous name, or
+// arguments that are not a JSON object, are a tool error.
+func (m *Manager) dispatch(args tools.Args) (tools.Target, error) {
+	name, _ := args.Map["name"].(string)
+	raw, err := callArguments(args.Canonical)
+	if err != nil {
+		return tools.Target{}, err
+	}
+	m.mu.Lock()
+	r, err := m.resolveLocked(name)
+	m.mu.Unlock()
+	if err != nil {
+		return tools.Target{}, err
+	}
+	spec := m.toolSpec(r)
+	a, err := spec.NormalizeArgs(raw)
+	if err != nil {
+		return tools.Target{}, err
+	}
+	return tools.Target{Spec: spec, Args: a}, nil
+}
+
+// callArguments is the "arguments" member of a canonical mcp_call_tool
+// call: a JSON object, "{}" when absent.
+func callArguments(canonical json.RawMessage) (json.RawMessage, error) {
+	var a struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(canonical, &a); err != nil {
+		return nil, &tools.ToolError{Type: "invalid_arguments", Err: fmt.Errorf("%w: %v", tools.ErrInvalidArgs, err)}
+	}
+	raw := bytes.TrimSpace(a.Arguments)
+	if len(raw) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if raw[0] != '{' {
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		return nil, &tools.ToolError{Type: "invalid_arguments", Err: fmt.Errorf("%w: arguments: must be a JSON object (the tool's arguments), got %s", tools.ErrInvalidArgs, jsonKind(v))}
+	}
+	return raw, nil
 }
 
 // resolveLocked finds a tool by registered name, "<server>/<tool>", or a

@@ -163,6 +163,7 @@ func (m *Manager) toolSpec(r toolRef) tools.Spec {
 		Meta:    mcpMeta,
 		Source:  "mcp:" + r.server,
 		Handler: m.handler(r.server, r.tool, r.name),
+		Grant:   tools.MCPGrant(r.server, r.tool),
 	}
 }
 

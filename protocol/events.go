@@ -108,6 +108,16 @@ type PermissionRequiredData struct {
 	AlwaysCommand bool `json:"alwaysCommand"`
 	// AlwaysCommandNote says why always_command is not offered.
 	AlwaysCommandNote string `json:"alwaysCommandNote,omitempty"`
+	// ToolGrant is the name an always_tool answer grants (what
+	// session.grants lists): the tool's name, or "mcp:<server>/<tool>" for
+	// an MCP tool, whether called directly or through mcp_call_tool. On
+	// every card this sidecar emits; absent from cards an older sidecar
+	// stored.
+	ToolGrant string `json:"toolGrant,omitempty"`
+	// Via is the generic tool the model called ("mcp_call_tool") when name
+	// and arguments are those of the real tool it named; absent for a
+	// direct call.
+	Via string `json:"via,omitempty"`
 	// Warnings and Display: flagged text fields and their escaped display
 	// forms by field path; absent when every field is clean.
 	Warnings []TextWarning     `json:"warnings,omitempty"`

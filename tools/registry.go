@@ -9,6 +9,12 @@
 // refused); the permission decision, the events and the handler all use that
 // one value, and Call.Args is its canonical encoding.
 //
+// Dispatchers: a tool whose Spec.Dispatch is set (the lazy MCP mode's
+// mcp_call_tool) runs another tool its arguments name; TargetOf resolves a
+// call to that tool, and the engine decides, cards, grants and runs it as
+// that tool (Target). Permission decisions and always_tool grants are keyed
+// by Spec.GrantName.
+//
 // Availability: a tool is offered to the model only while it is enabled (not
 // Disabled, and its Available func, if any, reports true); the engine refuses
 // a call to a tool that is not offered, by name, without running it.
@@ -104,6 +110,12 @@ type Spec struct {
 	// hides and refuses it like Disabled. It must be fast and must not call
 	// back into the registry.
 	Available func() bool
+	// Grant is the key of the tool's permission decisions and always_tool
+	// grants; "" is Name (see GrantName). MCP tools use MCPGrant.
+	Grant string
+	// Dispatch, when set, makes the tool a dispatcher (mcp_call_tool): a
+	// call of it runs another tool its arguments name. See Target.
+	Dispatch func(args Args) (Target, error)
 }
 
 // Enabled reports whether the tool is offered to the model and may run.

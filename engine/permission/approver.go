@@ -9,6 +9,9 @@ import (
 
 // Request is what the approver is asked (the seed's PermissionRequest).
 type Request struct {
+	// ToolName is the key of the decision and of an always_tool grant: the
+	// real tool's tools.Spec.GrantName (for a call through mcp_call_tool,
+	// the MCP tool it names, never the generic tool).
 	ToolName   string
 	Arguments  map[string]any
 	Metadata   *tools.Metadata

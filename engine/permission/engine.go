@@ -147,9 +147,12 @@ type SessionGrant struct {
 }
 
 // RestoreGrant adds a grant (a saved one, with its time). A grant already
-// held keeps its first time; an empty name or unknown kind is ignored.
+// held keeps its first time; an empty name or unknown kind is ignored, and
+// so is a tool grant of a form that grants nothing any more
+// (tools.StaleToolGrant: the generic mcp_call_tool, an MCP tool by its
+// registered name), so it is not listed and the next save drops it.
 func (e *Engine) RestoreGrant(g SessionGrant) {
-	if g.Name == "" {
+	if g.Name == "" || g.Kind == GrantTool && tools.StaleToolGrant(g.Name) {
 		return
 	}
 	e.mu.Lock()

@@ -20,6 +20,9 @@ func deny(reason string) Decision  { return Decision{Reason: reason} }
 //  6. command allowlist / session command grants → allowed
 //  7. session tool grants → allowed
 //  8. the rest → NeedsUser
+//
+// toolName is the key of the tool's grants (tools.Spec.GrantName: the
+// name of a builtin tool, tools.MCPGrant of an MCP tool, however called).
 func (e *Engine) Evaluate(toolName string, args map[string]any, meta tools.Metadata) Decision {
 	e.mu.RLock()
 	mode, policy := e.mode, e.policy

@@ -107,7 +107,7 @@ func TestEngineCallsMCPToolWithApproval(t *testing.T) {
 		t.Fatalf("permission_required = %+v", perm)
 	}
 	mu.Lock()
-	if len(asked) != 1 || asked[0].ToolName != "mcp__everything__echo" || !asked[0].Metadata.RequiresApproval {
+	if len(asked) != 1 || asked[0].ToolName != "mcp:everything/echo" || !asked[0].Metadata.RequiresApproval {
 		t.Fatalf("approver asked %+v", asked)
 	}
 	mu.Unlock()

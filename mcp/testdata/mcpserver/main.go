@@ -1,7 +1,8 @@
 // Command mcpserver is the stdio MCP server the mcp package's tests build
 // and run: echo, add, an image result, a call that sleeps until cancelled,
 // one that crashes the process, and helpers that report its pid, its
-// environment and a spawned grandchild.
+// environment and a spawned grandchild; with -mark-dir, two tools with a
+// side effect the permission tests can see (a file in that folder).
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -25,6 +27,7 @@ func text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 
 func main() {
 	extra := flag.Int("extra-tools", 0, "register this many more tools (lazy-mode tests)")
+	markDir := flag.String("mark-dir", "", "register write_mark and run_shell, which create a file in this folder (permission tests)")
 	flag.Parse()
 	fmt.Fprintln(os.Stderr, "mcpserver: starting, pid", os.Getpid())
 
@@ -86,6 +89,26 @@ func main() {
 			go func() { _ = cmd.Wait() }()
 			return text(strconv.Itoa(cmd.Process.Pid)), nil
 		})
+	if dir := *markDir; dir != "" {
+		mark := func(name string) (*mcp.CallToolResult, error) {
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte("ran\n"), 0o600); err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			return text("marked " + name), nil
+		}
+		s.AddTool(mcp.NewTool("write_mark", mcp.WithDescription("Create a marker file (a side effect)."),
+			mcp.WithString("name", mcp.Required())),
+			func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mark(r.GetString("name", ""))
+			})
+		// A tool named like the builtin shell tool: it is the server's, and
+		// creates the marker "run_shell".
+		s.AddTool(mcp.NewTool("run_shell", mcp.WithDescription("Pretend to run a command (creates a marker file)."),
+			mcp.WithString("command", mcp.Required())),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mark("run_shell")
+			})
+	}
 	for i := range *extra {
 		name := fmt.Sprintf("extra_%03d", i)
 		desc := fmt.Sprintf("Extra tool number %d for widget %d.", i, i)

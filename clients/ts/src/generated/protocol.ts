@@ -1039,6 +1039,20 @@ export interface PermissionRequiredData {
    */
   alwaysCommandNote?: string;
   /**
+   * ToolGrant is the name an always_tool answer grants (what
+   * session.grants lists): the tool's name, or "mcp:<server>/<tool>" for
+   * an MCP tool, whether called directly or through mcp_call_tool. On
+   * every card this sidecar emits; absent from cards an older sidecar
+   * stored.
+   */
+  toolGrant?: string;
+  /**
+   * Via is the generic tool the model called ("mcp_call_tool") when name
+   * and arguments are those of the real tool it named; absent for a
+   * direct call.
+   */
+  via?: string;
+  /**
    * Warnings and Display: flagged text fields and their escaped display
    * forms by field path; absent when every field is clean.
    */

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -366,35 +366,40 @@ func TestResultBudgetSpillsToDisk(t *testing.T) {
 	require.Len(t, b, 200_000)
 }
 
+// TestBackPressure: the engine makes no progress while the consumer does
+// not pull. synctest.Wait proves the absence: it returns once every
+// goroutine of the bubble is blocked, so nothing could still be on its way.
 func TestBackPressure(t *testing.T) {
-	r := newRig(t, permission.ModeInteractive, nil,
-		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{"x":"a"}`)}},
-		scripted.Response{Text: "done"})
-	next, stop := iter.Pull(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	ev, ok := next()
-	require.True(t, ok)
-	require.Equal(t, engine.EventTurnStart, ev.Type)
-	// The consumer does not pull: the engine must not reach the model.
-	time.Sleep(50 * time.Millisecond)
-	require.Len(t, r.provider.Requests(), 0)
-	for {
-		ev, ok = next()
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, permission.ModeInteractive, nil,
+			scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{"x":"a"}`)}},
+			scripted.Response{Text: "done"})
+		next, stop := iter.Pull(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
+		ev, ok := next()
 		require.True(t, ok)
-		if ev.Type == engine.EventToolProposed {
-			break
+		require.Equal(t, engine.EventTurnStart, ev.Type)
+		// The consumer does not pull: the engine must not reach the model.
+		synctest.Wait()
+		require.Len(t, r.provider.Requests(), 0)
+		for {
+			ev, ok = next()
+			require.True(t, ok)
+			if ev.Type == engine.EventToolProposed {
+				break
+			}
 		}
-	}
-	time.Sleep(50 * time.Millisecond)
-	require.Equal(t, int32(0), r.calls.Load(), "no tool runs while the consumer holds tool_proposed")
-	stop() // breaking out stops the turn cleanly
-	require.False(t, r.eng.Running())
-	require.Len(t, r.provider.Requests(), 1)
-	// The history stays valid for the next turn: every call has a result.
-	h := r.eng.Messages()
-	require.Equal(t, llm.RoleTool, h[len(h)-1].Role)
-	r.provider.Append(scripted.Response{Text: "next"})
-	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+		synctest.Wait()
+		require.Equal(t, int32(0), r.calls.Load(), "no tool runs while the consumer holds tool_proposed")
+		stop() // breaking out stops the turn cleanly
+		require.False(t, r.eng.Running())
+		require.Len(t, r.provider.Requests(), 1)
+		// The history stays valid for the next turn: every call has a result.
+		h := r.eng.Messages()
+		require.Equal(t, llm.RoleTool, h[len(h)-1].Role)
+		r.provider.Append(scripted.Response{Text: "next"})
+		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
+		require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	})
 }
 
 func TestInterruptDuringStreaming(t *testing.T) {

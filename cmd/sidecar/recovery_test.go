@@ -117,18 +117,15 @@ func TestE2ESigkillWhileApprovalPendingThenRestart(t *testing.T) {
 
 	// Nothing is left to resume once the runner is idle, and the whole
 	// history has exactly one turn_end for the turn.
-	for {
+	require.Eventually(t, func() bool {
 		var g struct {
 			Session struct {
 				Running bool `json:"running"`
 			} `json:"session"`
 		}
 		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": e.sid}, &g))
-		if !g.Session.Running {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return !g.Session.Running
+	}, 60*time.Second, 10*time.Millisecond, "the session never came to rest")
 	err = c.Call(tctx(t), "turn.resume", map[string]string{"sessionId": e.sid}, nil)
 	require.Equal(t, client.CodeConflict, client.Code(err), "nothing to resume")
 	c3 := p2.connect(t)
@@ -294,12 +291,10 @@ func TestE2EApprovedCommandNeverRunsTwice(t *testing.T) {
 	rid := dataOf(t, evs[len(evs)-1])["requestId"].(string)
 	require.NoError(t, e.c.Respond(tctx(t), e.sid, rid, map[string]string{"outcome": "once"}))
 	untilType(t, e.c, e.sid, "tool_started")
-	for { // the command runs
-		if b, err := os.ReadFile(counter); err == nil && len(b) > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { // the command runs
+		b, err := os.ReadFile(counter)
+		return err == nil && len(b) > 0
+	}, 60*time.Second, 10*time.Millisecond, "the approved command never ran")
 	require.NoError(t, e.p.cmd.Process.Signal(syscall.SIGKILL))
 	require.True(t, e.p.waitFor(10*time.Second))
 

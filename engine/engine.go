@@ -172,7 +172,7 @@ func New(opts Options) (*Engine, error) {
 	e.opts = opts
 	e.ledger = opts.Ledger
 	if e.ledger == nil {
-		e.ledger = &memLedger{e: e}
+		e.ledger = &memLedger{}
 	}
 	return e, nil
 }

@@ -21,16 +21,15 @@ type Ledger interface {
 	// durable (the tool_started event the engine emitted just before is
 	// committed). An error means it is not, and the call must not run.
 	Begin(ctx context.Context, turnID, callID string) error
-	// Started returns the calls of turn turnID that began and have no
-	// result: they may have run, partly or fully.
+	// Started returns the calls of turn turnID that began to run, whatever
+	// became of them. A resumed turn gives those the history holds no
+	// result for MayHaveRunResult and never runs them again.
 	Started(ctx context.Context, turnID string) ([]string, error)
 }
 
-// memLedger is the Ledger of an engine without one: calls that began and
-// have no result, by turn, for this process's life.
+// memLedger is the Ledger of an engine without one: the calls that began,
+// by turn, for this process's life.
 type memLedger struct {
-	e *Engine
-
 	mu      sync.Mutex
 	started map[string][]string // turn id → call ids, in start order
 }
@@ -48,26 +47,9 @@ func (l *memLedger) Begin(_ context.Context, turnID, callID string) error {
 	return nil
 }
 
-// Started lists the calls of turnID that began and have no result in the
-// engine's history.
+// Started lists the calls of turnID that began.
 func (l *memLedger) Started(_ context.Context, turnID string) ([]string, error) {
 	l.mu.Lock()
-	ids := slices.Clone(l.started[turnID])
-	l.mu.Unlock()
-	answered := l.e.answeredCallIDs()
-	return slices.DeleteFunc(ids, func(id string) bool { return answered[id] }), nil
-}
-
-// answeredCallIDs returns the ids of the calls that have a result in the
-// history.
-func (e *Engine) answeredCallIDs() map[string]bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := map[string]bool{}
-	for _, m := range e.messages {
-		if m.ToolCallID != "" {
-			out[m.ToolCallID] = true
-		}
-	}
-	return out
+	defer l.mu.Unlock()
+	return slices.Clone(l.started[turnID]), nil
 }

@@ -409,18 +409,16 @@ func (l Ledger) Begin(ctx context.Context, turnID, callID string) error {
 	return nil
 }
 
-// Started returns the calls of turn turnID that have a tool_started event
-// and no tool_finished: calls that may have run, partly or fully, when the
-// process died. A resumed turn never runs them again.
+// Started returns the calls of turn turnID that have a tool_started event,
+// whatever became of them: a call that began is never run again (a
+// tool_finished committed without the history that holds its result, and
+// the process died, does not make it runnable).
 func (l Ledger) Started(ctx context.Context, turnID string) ([]string, error) {
 	return l.s.startedCalls(ctx, l.sessionID, turnID)
 }
 
-// The event types the ledger reads.
-const (
-	typeToolStarted  = "tool_started"
-	typeToolFinished = "tool_finished"
-)
+// typeToolStarted is the event type the ledger reads.
+const typeToolStarted = "tool_started"
 
 func (s *Store) startedCalls(ctx context.Context, sessionID, turnID string) ([]string, error) {
 	pk, err := sessionPK(ctx, s.rdb, sessionID)
@@ -428,43 +426,24 @@ func (s *Store) startedCalls(ctx context.Context, sessionID, turnID string) ([]s
 		return nil, fmt.Errorf("started calls: %w", err)
 	}
 	rows, err := s.rdb.QueryContext(ctx,
-		"SELECT type, data FROM events WHERE session_pk = ? AND turn_id = ? AND type IN (?, ?) ORDER BY seq",
-		pk, turnID, typeToolStarted, typeToolFinished)
+		"SELECT DISTINCT json_extract(data, '$.reqId') FROM events WHERE session_pk = ? AND turn_id = ? AND type = ? ORDER BY seq",
+		pk, turnID, typeToolStarted)
 	if err != nil {
 		return nil, fmt.Errorf("started calls: %w", err)
 	}
 	defer rows.Close()
-	var order []string
-	open := map[string]bool{}
+	out := []string{}
 	for rows.Next() {
-		var typ string
-		var data []byte
-		if err := rows.Scan(&typ, &data); err != nil {
+		var id sql.NullString
+		if err := rows.Scan(&id); err != nil {
 			return nil, fmt.Errorf("started calls: %w", err)
 		}
-		var d struct {
-			ReqID string `json:"reqId"`
-		}
-		if json.Unmarshal(data, &d) != nil || d.ReqID == "" {
-			continue
-		}
-		if typ == typeToolStarted {
-			if !open[d.ReqID] {
-				order = append(order, d.ReqID)
-			}
-			open[d.ReqID] = true
-		} else {
-			delete(open, d.ReqID)
+		if id.Valid && id.String != "" {
+			out = append(out, id.String)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("started calls: %w", err)
-	}
-	out := []string{}
-	for _, id := range order {
-		if open[id] {
-			out = append(out, id)
-		}
 	}
 	return out, nil
 }

@@ -47,8 +47,11 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 //   - an interactive event opens a durable request (id data.requestId, tool
 //     call data.reqId) and checkpoints the history, so a turn that dies
 //     waiting resumes from the assistant message whose calls wait;
-//   - iteration_end and turn_end checkpoint the history (when history is
-//     not nil);
+//   - tool_finished, iteration_end and turn_end checkpoint the history
+//     (when history is not nil): a call whose tool_finished is stored
+//     keeps its result after a crash (the call ledger never runs a
+//     started call again, so without it the model would only learn that
+//     it may have run);
 //   - a turn_end other than interrupted closes the turn's unanswered
 //     requests (an interrupted turn's stay answerable until the host closes
 //     them; turn.resume continues it);
@@ -81,7 +84,7 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 		checkpoint = true
 	case ev.Type == engine.EventTurnStart:
 		in.CountTask, in.Dequeue = true, true
-	case ev.Type == engine.EventIterationEnd:
+	case ev.Type == engine.EventIterationEnd, ev.Type == engine.EventToolFinished:
 		checkpoint = true
 	case ev.Type == engine.EventTurnEnd:
 		in.Dequeue, checkpoint = true, true

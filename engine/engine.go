@@ -69,28 +69,6 @@ type Input struct {
 	Refs        []llm.StoredAttachment
 }
 
-// State is whether the engine runs a turn. It is a fact the session host
-// reads, not a turn state machine: where a session's turns stand (queued,
-// awaiting an answer, suspended) is the host's, which the engine's events
-// move.
-type State int
-
-// The engine states.
-const (
-	StateIdle State = iota
-	StateRunning
-)
-
-func (s State) String() string {
-	switch s {
-	case StateIdle:
-		return "idle"
-	case StateRunning:
-		return "running"
-	}
-	return "state(" + strconv.Itoa(int(s)) + ")"
-}
-
 // Engine is one session's runtime (the seed's TurnEngine). Its methods are
 // safe for concurrent use; only one turn runs at a time.
 type Engine struct {
@@ -287,18 +265,14 @@ func (e *Engine) SetMessages(msgs []llm.Message) error {
 	return nil
 }
 
-// State returns whether a turn runs.
-func (e *Engine) State() State {
+// Running reports whether a turn is in progress. Where a session's turns
+// stand (queued, awaiting an answer, suspended) is the host's, which the
+// engine's events move; the engine knows only whether it runs one.
+func (e *Engine) Running() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cur != nil {
-		return StateRunning
-	}
-	return StateIdle
+	return e.cur != nil
 }
-
-// Running reports whether a turn is in progress.
-func (e *Engine) Running() bool { return e.State() != StateIdle }
 
 // Interrupt stops the running turn: the model stream and running tools are
 // cancelled, and the turn ends with interrupted + turn_end. It is a no-op

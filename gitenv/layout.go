@@ -90,8 +90,8 @@ func checkLayout(ctx context.Context, roots []string, gitDir string) error {
 // layout is the state of one CheckLayout.
 type layout struct {
 	ctx     context.Context
-	project string   // named in errors
-	roots   []string // the project and the folders the user confirmed
+	project string          // named in errors
+	roots   []string        // the project and the folders the user confirmed
 	seen    map[string]bool // real directories walked
 	skip    map[string]bool // entries never read by an inert git (hooks)
 	n       int             // entries visited

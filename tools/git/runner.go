@@ -13,7 +13,12 @@
 // else's repository is not a repository (ErrNotRepo), and one whose .git,
 // commondir or core.worktree points outside it, or whose git directory
 // leads outside through a link or an alternates entry (gitenv.CheckLayout,
-// checked before every call), is refused (ErrForeignRepo).
+// checked before every call), is refused (ErrForeignRepo). A worktree's or
+// an enclosing repository the user confirmed (RegisterConfirmedGitTools,
+// gitenv.OpenConfirmed) is used instead; in an enclosing one every call is
+// limited to the workspace folder (pathspec ".", diff --relative, status
+// paths made relative, refs naming a path refused). Until confirmed, the
+// error says how to enable git (ErrNotEnabled).
 //
 // Concurrency: the tools keep no state; calls may run concurrently. Each call
 // runs two git processes (gitenv.Open's, then its own) that end with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zqagent/sidecar/gitenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,6 +89,11 @@ type DefaultOptions struct {
 	VCS engine.VCSOptions
 	// ShellEnv is extra NAME=VALUE for shell tasks.
 	ShellEnv []string
+	// GitConfirmed is the worktree's or enclosing repository the user
+	// confirmed for the workspace (gitenv.Discover): the git tools, shell
+	// commands and native snapshots use it, limited to the workspace
+	// folder. nil: the workspace's own .git only.
+	GitConfirmed *gitenv.Candidate
 	// Today overrides the date in the environment block (tests).
 	Today string
 }
@@ -196,6 +202,9 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), engine.VCSHookTimeout)
 		cfg := o.VCS.Config
 		cfg.Mode = m
+		if cfg.Confirmed == nil {
+			cfg.Confirmed = o.GitConfirmed
+		}
 		plan := vcs.ResolvePlan(ctx, ws.Root(), cfg)
 		cancel()
 		if plan.Enabled() {
@@ -217,11 +226,11 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 
 	wrap := func(argv []string) ([]string, error) { return box.Wrap(ws.Root(), argv) }
 	fs.RegisterFileTools(reg, ws, guard)
-	shellMgr := shell.RegisterShellTool(reg, shell.Options{Workspace: ws, Env: o.ShellEnv, Wrap: wrap})
+	shellMgr := shell.RegisterShellTool(reg, shell.Options{Workspace: ws, Env: o.ShellEnv, Wrap: wrap, GitConfirmed: o.GitConfirmed})
 	e.AddCloser(func() error { return shellMgr.Close() })
 	search.RegisterSearchTool(reg, ws)
 	web.RegisterWebTools(reg, o.Web)
-	git.RegisterGitTools(reg, ws)
+	git.RegisterConfirmedGitTools(reg, ws, o.GitConfirmed)
 	diff.RegisterDiffTools(reg, ws, guard)
 	ix := e.Interactor()
 	interact.RegisterAskTool(reg, ix)
@@ -247,7 +256,7 @@ func newExploreChild(parent *engine.Engine, o DefaultOptions, ws *confine.Worksp
 	reg := tools.NewRegistry()
 	fs.RegisterReadOnlyFileTools(reg, ws, nil)
 	search.RegisterSearchTool(reg, ws)
-	git.RegisterGitTools(reg, ws)
+	git.RegisterConfirmedGitTools(reg, ws, o.GitConfirmed)
 	perms := permission.New(permission.Options{Workspace: ws, Mode: permission.ModePlan})
 	var hook engine.Hook
 	if o.SubagentHookFactory != nil {

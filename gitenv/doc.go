@@ -29,6 +29,18 @@
 // remote URLs or the user's global settings). Env drops GIT_OBJECT_DIRECTORY, GIT_ALTERNATE_OBJECT_DIRECTORIES
 // and every other inherited GIT_* variable.
 //
+// A repository that holds a project without being its own — a git
+// worktree's (the project's .git is a file naming a git directory
+// elsewhere) or an enclosing one (the project is a folder of a larger
+// repository) — is a Candidate (Discover: resolved paths and a hash of the
+// files that lead to them). Open refuses it; OpenConfirmed uses it once the
+// user confirmed exactly that Candidate, checking its hash again before
+// every run (a rewritten .git file or a moved repository is
+// ErrUnconfirmed) and running CheckLayout with the confirmed git and common
+// dirs allowed beside the project, nothing further. CommandsConfirmed gives
+// commands a confirmed worktree's repository but no repository in an
+// enclosing one (ErrEnclosing): a command line cannot be held to a folder.
+//
 // For commands (Commands), the user's user.name and user.email are carried
 // over from their global config as data, so that an auto-allowed commit is
 // still theirs. A user-approved command is not this package's business: it

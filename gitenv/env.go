@@ -67,6 +67,10 @@ type Repo struct {
 	// identity are the user's GIT_AUTHOR_*/GIT_COMMITTER_* variables
 	// (Commands only).
 	identity []string
+	// roots are the folders the repository may lead to: the project, and
+	// for a confirmed repository (OpenConfirmed) its git and common dirs
+	// and work tree; nil is the project alone.
+	roots []string
 }
 
 // Blanked lists the name-keyed settings of the repository that Env

@@ -18,6 +18,15 @@ var (
 	// (unreadable, too large, alternates nested too deep); git is not run
 	// on it.
 	ErrUnchecked = errors.New("the project's git directory could not be checked")
+	// ErrUnconfirmed: the repository the user confirmed (a worktree's or
+	// an enclosing one, Candidate) is not what the project holds now: its
+	// .git file, commondir or gitdir changed, or it moved. The user must
+	// confirm it again.
+	ErrUnconfirmed = errors.New("the project's repository changed since it was confirmed; confirm it again")
+	// ErrEnclosing: git commands (run_shell) get no repository in a
+	// folder of a larger repository, even a confirmed one: they could
+	// name paths outside the folder. The git tools are limited to it.
+	ErrEnclosing = errors.New("git commands are off in a folder of a larger repository (use git_status, git_diff and git_log, which are limited to the folder)")
 )
 
 // OutsideError says which part of the repository leaves the project.

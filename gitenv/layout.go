@@ -53,12 +53,18 @@ const (
 // already running in the workspace can attempt) is not stopped by it. The
 // callers check right before each run to keep that window small.
 func CheckLayout(ctx context.Context, project, gitDir string) error {
-	l := &layout{ctx: ctx, project: project, seen: map[string]bool{}, skip: map[string]bool{}}
+	return checkLayout(ctx, []string{project}, gitDir)
+}
+
+// checkLayout is CheckLayout for the folders roots (the project first):
+// everything the git directory leads to must lie in one of them.
+func checkLayout(ctx context.Context, roots []string, gitDir string) error {
+	l := &layout{ctx: ctx, project: roots[0], roots: roots, seen: map[string]bool{}, skip: map[string]bool{}}
 	dir, err := l.root(gitDir, "git directory")
 	if err != nil {
 		return err
 	}
-	common, err := commonDir(project, dir)
+	common, err := commonDir(roots, dir)
 	if err != nil {
 		return err
 	}
@@ -84,7 +90,8 @@ func CheckLayout(ctx context.Context, project, gitDir string) error {
 // layout is the state of one CheckLayout.
 type layout struct {
 	ctx     context.Context
-	project string
+	project string          // named in errors
+	roots   []string        // the project and the folders the user confirmed
 	seen    map[string]bool // real directories walked
 	skip    map[string]bool // entries never read by an inert git (hooks)
 	n       int             // entries visited
@@ -104,7 +111,7 @@ func (l *layout) root(p, what string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s %s: %v", ErrNoRepo, what, p, err)
 	}
-	if !within(l.project, real) {
+	if !withinAny(l.roots, real) {
 		return "", &OutsideError{Project: l.project, What: what, Target: real}
 	}
 	return real, nil
@@ -112,7 +119,7 @@ func (l *layout) root(p, what string) (string, error) {
 
 // commonDir is gitDir's commondir (gitDir itself when it names none),
 // refused outside the project.
-func commonDir(project, gitDir string) (string, error) {
+func commonDir(roots []string, gitDir string) (string, error) {
 	b, err := readSmall(filepath.Join(gitDir, "commondir"), 4096)
 	if errors.Is(err, fs.ErrNotExist) {
 		return gitDir, nil
@@ -124,7 +131,7 @@ func commonDir(project, gitDir string) (string, error) {
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(gitDir, common)
 	}
-	return inside(project, "commondir", common)
+	return insideAny(roots, "commondir", common)
 }
 
 // walk checks every entry below dir (real, inside the project), named rel
@@ -192,7 +199,7 @@ func (l *layout) entry(p, rel string, typ fs.FileMode) error {
 func (l *layout) link(p, rel string) (string, error) {
 	real, err := filepath.EvalSymlinks(p)
 	if err == nil {
-		if !within(l.project, real) {
+		if !withinAny(l.roots, real) {
 			return "", &OutsideError{Project: l.project, What: rel + " link", Target: real}
 		}
 		return real, nil
@@ -239,12 +246,12 @@ func (l *layout) alternates(objects, rel string, depth int) error {
 			}
 			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				if within(l.project, filepath.Clean(p)) && errors.Is(err, fs.ErrNotExist) {
+				if withinAny(l.roots, filepath.Clean(p)) && errors.Is(err, fs.ErrNotExist) {
 					continue // names nothing (yet); git skips it
 				}
 				return &OutsideError{Project: l.project, What: what, Target: p}
 			}
-			if !within(l.project, real) {
+			if !withinAny(l.roots, real) {
 				return &OutsideError{Project: l.project, What: what, Target: real}
 			}
 			if depth+1 > maxAlternateDepth {

@@ -173,12 +173,18 @@ func readGitfile(name string) (string, error) {
 // inside resolves p (symlinks included) and checks that it is project or
 // below it.
 func inside(project, what, p string) (string, error) {
+	return insideAny([]string{project}, what, p)
+}
+
+// insideAny is inside for several roots (the project first, named in the
+// error).
+func insideAny(roots []string, what, p string) (string, error) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		real = filepath.Clean(p) // a dangling target: judge the path itself
 	}
-	if !within(project, real) {
-		return "", &OutsideError{Project: project, What: what, Target: real}
+	if !withinAny(roots, real) {
+		return "", &OutsideError{Project: roots[0], What: what, Target: real}
 	}
 	if err != nil {
 		return "", fmt.Errorf("%w: %s %s: %v", ErrNoRepo, what, p, err)
@@ -190,6 +196,16 @@ func inside(project, what, p string) (string, error) {
 func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// withinAny reports whether p is one of roots or below one.
+func withinAny(roots []string, p string) bool {
+	for _, r := range roots {
+		if within(r, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // minimalEnv is the environment of Open's own git call: enough to find and
@@ -254,7 +270,7 @@ func (r *Repo) scan(ctx context.Context, bin string) error {
 			if !filepath.IsAbs(wt) {
 				wt = filepath.Join(r.GitDir, wt)
 			}
-			if _, err := inside(r.Project, "core.worktree", wt); errors.Is(err, ErrOutside) {
+			if _, err := insideAny(r.allowed(), "core.worktree", wt); errors.Is(err, ErrOutside) {
 				return err
 			}
 			continue
@@ -292,9 +308,17 @@ func (r *Repo) checkInclude(key, value, origin string) error {
 		}
 		p = filepath.Join(dir, p)
 	}
-	_, err := inside(r.Project, what, p)
+	_, err := insideAny(r.allowed(), what, p)
 	if errors.Is(err, ErrOutside) {
 		return err
 	}
 	return nil
+}
+
+// allowed are the folders r's repository may lead to.
+func (r *Repo) allowed() []string {
+	if len(r.roots) > 0 {
+		return r.roots
+	}
+	return []string{r.Project}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools/conflict"
@@ -31,6 +32,7 @@ type engineSpec struct {
 	ContextWindow   int               // the provider profile's override; 0 = the model's
 	Hooks           []engine.Hook     // composed in order (change tracking, compaction state)
 	Watcher         *conflict.Watcher // the project's file watcher; nil = hash checks only
+	GitConfirmed    *gitenv.Candidate // the worktree's or enclosing repository the user trusted; nil = own .git only
 }
 
 // buildEngine builds a session's engine with the default wiring (every
@@ -58,6 +60,7 @@ func buildEngine(sp engineSpec, s *Server, h *host.Session) (*engine.Engine, err
 		// Forwards explore's tool calls to the UI (parentReqId).
 		SubagentHookFactory: h.SubagentHook,
 		Watcher:             sp.Watcher,
+		GitConfirmed:        sp.GitConfirmed,
 		// web_search asks the backend the app configured (search.set).
 		Web: web.Options{Search: searchBackend{s}},
 		// A call's start is durable before it runs (at most once).

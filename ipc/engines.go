@@ -85,6 +85,7 @@ func (x engines) Build(ctx context.Context, h *host.Session, hooks []engine.Hook
 		ProjectID:       pr.ID,
 		ReasoningEffort: set.ReasoningEffort,
 		Watcher:         s.watcher(pr.ID, pr.Path),
+		GitConfirmed:    s.gitStateOf(ctx, pr).confirmed(),
 	}, s, h)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", h.ID(), err)

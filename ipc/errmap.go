@@ -61,6 +61,10 @@ var hostedErrors = []errCode{
 	{mcp.ErrClosed, CodeConflict, ""},
 	{mcp.ErrUntrusted, CodeForbidden, protocol.KindUntrusted},
 	{mcp.ErrStaleHash, CodeConflict, protocol.KindStaleHash},
+	// project.trustGit, worktree.* (git_trust.go, worktree_methods.go)
+	{errGitStaleHash, CodeConflict, protocol.KindStaleHash},
+	{errWorktreeDirty, CodeConflict, protocol.KindUncommittedChanges},
+	{errGitUntrusted, CodeForbidden, protocol.KindUntrusted},
 	// terminal.* (terminal_methods.go)
 	{terminal.ErrNotFound, CodeNotFound, ""},
 	{terminal.ErrOutsideProject, CodeForbidden, protocol.KindOutsideWorkspace},

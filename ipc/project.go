@@ -21,6 +21,13 @@ func (s *Server) projectRoutes() map[string]handler {
 		"project.list":  s.projectList,
 		// project_settings.go
 		"project.setSettings": s.projectSetSettings,
+		// git_trust.go
+		"project.trustGit":   s.projectTrustGit,
+		"project.untrustGit": s.projectUntrustGit,
+		// worktree_methods.go
+		"worktree.list":   s.worktreeList,
+		"worktree.create": s.worktreeCreate,
+		"worktree.remove": s.worktreeRemove,
 	}
 }
 
@@ -28,11 +35,12 @@ func (s *Server) projectRoutes() map[string]handler {
 type ProjectInfo = protocol.Project
 
 // projectInfo is a project on the wire, open as this process knows it.
-func (s *Server) projectInfo(pr store.Project, ps ProjectSettings) ProjectInfo {
+func (s *Server) projectInfo(ctx context.Context, pr store.Project, ps ProjectSettings) ProjectInfo {
 	s.mu.Lock()
 	_, open := s.openProjects[pr.ID]
 	s.mu.Unlock()
-	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: isGitRepo(pr.Path), Open: open, Settings: ps}
+	g := s.gitStateOf(ctx, pr)
+	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: g.own || g.trusted, GitCandidate: g.wireCandidate(), Open: open, Settings: ps}
 }
 
 // projectIDParams are the params of the methods that name a project.
@@ -71,9 +79,11 @@ func projectRoot(path string) (string, error) {
 	return real, nil
 }
 
+// isGitRepo reports whether path has a .git directory of its own (a .git
+// file is a worktree's: gitStateOf).
 func isGitRepo(path string) bool {
-	_, err := os.Stat(filepath.Join(path, ".git"))
-	return err == nil
+	fi, err := os.Lstat(filepath.Join(path, ".git"))
+	return err == nil && fi.IsDir()
 }
 
 func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -91,9 +101,19 @@ func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) 
 			return nil, err
 		}
 	}
+	pr, ps, err := s.openProject(ctx, root, mode)
+	if err != nil {
+		return nil, err
+	}
+	return s.projectInfo(ctx, pr, ps), nil
+}
+
+// openProject records root (checked by projectRoot) as a project, sets its
+// vcs mode unless mode is "", and opens it in this process.
+func (s *Server) openProject(ctx context.Context, root string, mode vcs.Mode) (store.Project, ProjectSettings, error) {
 	pr, err := s.opts.Store.UpsertProject(ctx, root)
 	if err != nil {
-		return nil, fmt.Errorf("open project: %w", err)
+		return pr, ProjectSettings{}, fmt.Errorf("open project: %w", err)
 	}
 	var ps ProjectSettings
 	if mode != "" {
@@ -102,13 +122,13 @@ func (s *Server) projectOpen(ctx context.Context, _ *conn, raw json.RawMessage) 
 		ps, err = s.projectSettings(ctx, pr.ID)
 	}
 	if err != nil {
-		return nil, err
+		return pr, ps, err
 	}
 	s.mu.Lock()
 	s.openProjects[pr.ID] = struct{}{}
 	s.mu.Unlock()
 	s.openMCP(pr.ID, pr.Path) // connects in the background
-	return s.projectInfo(pr, ps), nil
+	return pr, ps, nil
 }
 
 func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -119,21 +139,26 @@ func (s *Server) projectClose(ctx context.Context, _ *conn, raw json.RawMessage)
 	if _, err := s.opts.Store.Project(ctx, p.ProjectID); err != nil {
 		return nil, err
 	}
+	return protocol.ProjectCloseResult{Closed: s.closeProject(p.ProjectID)}, nil
+}
+
+// closeProject closes a project in this process: idle engines of the
+// project are released (running turns finish), its MCP servers, file
+// watcher and terminals closed. It reports whether it was open.
+func (s *Server) closeProject(projectID string) bool {
 	s.mu.Lock()
-	_, wasOpen := s.openProjects[p.ProjectID]
-	delete(s.openProjects, p.ProjectID)
+	_, wasOpen := s.openProjects[projectID]
+	delete(s.openProjects, projectID)
 	s.mu.Unlock()
-	// Idle engines of the project are released; running turns finish. Its
-	// terminals are killed.
-	s.unloadIdle(p.ProjectID)
-	s.closeMCP(p.ProjectID) // kills its MCP servers
-	if err := s.closeWatcher(p.ProjectID); err != nil {
-		s.log.Warn("close file watcher", "project", p.ProjectID, "err", err)
+	s.unloadIdle(projectID)
+	s.closeMCP(projectID) // kills its MCP servers
+	if err := s.closeWatcher(projectID); err != nil {
+		s.log.Warn("close file watcher", "project", projectID, "err", err)
 	}
 	if s.opts.Terminals != nil {
-		s.opts.Terminals.CloseProject(p.ProjectID)
+		s.opts.Terminals.CloseProject(projectID)
 	}
-	return protocol.ProjectCloseResult{Closed: wasOpen}, nil
+	return wasOpen
 }
 
 func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {
@@ -151,7 +176,7 @@ func (s *Server) projectList(ctx context.Context, _ *conn, raw json.RawMessage) 
 		if err != nil {
 			return nil, err
 		}
-		out[i] = s.projectInfo(pr, ps)
+		out[i] = s.projectInfo(ctx, pr, ps)
 	}
 	return protocol.ProjectListResult{Projects: out}, nil
 }

@@ -79,7 +79,7 @@ func (s *Server) projectSetSettings(ctx context.Context, _ *conn, raw json.RawMe
 			return nil, err
 		}
 	}
-	return s.projectInfo(pr, ps), nil
+	return s.projectInfo(ctx, pr, ps), nil
 }
 
 // vcsModeOf is a session's change tracking: its own vcs when it was created

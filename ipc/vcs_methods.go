@@ -80,7 +80,8 @@ func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
 // workspace. Every SessionVCS of a session shares its state (package vcs),
 // so this one and the engine's hook stay consistent.
 func (s *Server) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
-	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: s.vcsModeOf(ctx, ss), ShadowRoot: s.shadowRoot()})
+	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: s.vcsModeOf(ctx, ss), ShadowRoot: s.shadowRoot(),
+		Confirmed: s.gitConfirmedOf(ctx, ss.ProjectID)})
 	return vcs.NewSession(plan, ss.ID)
 }
 

@@ -51,8 +51,12 @@ const (
 	KindNothingToRetry ErrorKind = "nothing_to_retry"
 	// -32003: a name that exists already (MCP server, agent).
 	KindExists ErrorKind = "exists"
-	// -32003: mcp.trust with a hash the config no longer has.
+	// -32003: mcp.trust or project.trustGit with a hash the config or
+	// repository no longer has.
 	KindStaleHash ErrorKind = "stale_hash"
+	// -32003: worktree.remove of a work tree with uncommitted or untracked
+	// changes, without force.
+	KindUncommittedChanges ErrorKind = "uncommitted_changes"
 	// -32003: a terminal that exited, or whose input queue is full.
 	KindTerminalUnavailable ErrorKind = "terminal_unavailable"
 
@@ -78,7 +82,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindTerminalUnavailable,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }

@@ -36,6 +36,11 @@ func Methods() []MethodSpec {
 		{"project.close", ProjectIDParams{}, ProjectCloseResult{}},
 		{"project.list", Empty{}, ProjectListResult{}},
 		{"project.setSettings", ProjectSetSettingsParams{}, Project{}},
+		{"project.trustGit", ProjectTrustGitParams{}, Project{}},
+		{"project.untrustGit", ProjectIDParams{}, Project{}},
+		{"worktree.list", ProjectIDParams{}, WorktreeListResult{}},
+		{"worktree.create", WorktreeCreateParams{}, WorktreeCreateResult{}},
+		{"worktree.remove", WorktreeRemoveParams{}, WorktreeRemoveResult{}},
 
 		{"session.create", SessionCreateParams{}, SessionCreateResult{}},
 		{"session.list", ProjectIDParams{}, SessionListResult{}},

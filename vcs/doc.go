@@ -11,7 +11,13 @@
 // directory is not used, and one whose .git file, commondir or
 // core.worktree points outside the workspace, or whose .git folder leads
 // outside through a link or an alternates entry (gitenv.CheckLayout), is
-// refused (auto mode falls back to shadow). Native mode checks the .git
+// refused (auto mode falls back to shadow) — unless Config.Confirmed names
+// the worktree's or enclosing repository the user confirmed
+// (gitenv.OpenConfirmed): native snapshots then use it, an enclosing one
+// limited to the workspace folder (git add of the folder, write-tree
+// --prefix, so snapshot trees, diffs and restores are the folder's), and a
+// linked worktree's sessions keep their refs under refs/worktree/agent/,
+// which git stores per worktree. Native mode checks the .git
 // folder again at the start of every operation, before its first git run
 // (and a snapshot opens the repository again), and opens its private folder
 // (.git/zqagent) through os.Root, refusing it when it is a link. Both need a git binary; without one the plan falls back

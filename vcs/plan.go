@@ -60,6 +60,11 @@ type Config struct {
 	// workspace (ShadowGitDir), in the sidecar's data dir and never inside
 	// a workspace. Without it shadow mode is off.
 	ShadowRoot string `json:"shadowRoot,omitempty"`
+	// Confirmed is the worktree's or enclosing repository the user
+	// confirmed for the workspace (gitenv.Discover); native mode then uses
+	// it (gitenv.OpenConfirmed), limited to the workspace folder. nil: the
+	// workspace's own .git only.
+	Confirmed *gitenv.Candidate `json:"confirmed,omitempty"`
 }
 
 // ShadowGitDir is the shadow repository of workspace (an absolute path with
@@ -85,6 +90,36 @@ type Plan struct {
 	Git string `json:"git,omitempty"`
 	// Status says in words why this mode is in effect.
 	Status string `json:"status"`
+	// Confirmed is the confirmed repository native mode uses
+	// (Config.Confirmed); nil for the workspace's own .git and shadow.
+	Confirmed *gitenv.Candidate `json:"confirmed,omitempty"`
+}
+
+// workTree is the work tree git runs with: the workspace, or a confirmed
+// enclosing repository's top level.
+func (p Plan) workTree() string {
+	if p.Confirmed != nil {
+		return p.Confirmed.WorkTree
+	}
+	return p.Workspace
+}
+
+// prefix is the workspace's folder in the work tree ("" when they are
+// the same), with a trailing slash: snapshots hold that folder's tree.
+func (p Plan) prefix() string {
+	if p.Confirmed != nil {
+		return p.Confirmed.Prefix()
+	}
+	return ""
+}
+
+// refPrefix is where the plan's sessions keep their refs: refs/agent/, or
+// refs/worktree/agent/ in a confirmed repository's linked worktree.
+func (p Plan) refPrefix() string {
+	if c := p.Confirmed; c != nil && c.GitDir != c.CommonDir {
+		return worktreeRefPrefix
+	}
+	return refPrefix
 }
 
 // Enabled reports whether the plan tracks anything.
@@ -152,11 +187,25 @@ func ResolvePlan(ctx context.Context, workspace string, cfg Config) Plan {
 		return p
 	}
 	if mode == ModeAuto || mode == ModeNative {
-		repo, rerr := gitenv.Open(ctx, bin, ws)
+		var (
+			repo gitenv.Repo
+			rerr error
+		)
+		if c := cfg.Confirmed; c != nil && c.Project == ws {
+			repo, rerr = gitenv.OpenConfirmed(ctx, bin, *c)
+		} else {
+			repo, rerr = gitenv.Open(ctx, bin, ws)
+		}
 		switch {
 		case rerr == nil:
 			p.Mode, p.GitDir = ModeNative, repo.GitDir
-			p.Status = fmt.Sprintf("native: snapshots go to %s under refs/agent/ with a private index", repo.GitDir)
+			if c := cfg.Confirmed; c != nil && c.Project == ws {
+				p.Confirmed = c
+			}
+			p.Status = fmt.Sprintf("native: snapshots go to %s under %s with a private index", repo.GitDir, p.refPrefix())
+			if pre := p.prefix(); pre != "" {
+				p.Status += fmt.Sprintf(", limited to the folder %s of the repository %s", pre, p.Confirmed.Repository)
+			}
 			return p
 		case mode == ModeNative:
 			return off("off: native mode needs the workspace's own git repository at %s (%v)", ws, rerr)

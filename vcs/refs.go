@@ -18,11 +18,19 @@ const maxComponent = 100
 // snapshot is <AgentRef>/head and its turns are <AgentRef>/turns/<n>.
 func AgentRef(sessionID string) string { return refPrefix + refComponent(sessionID) }
 
-func headRef(sessionID string) string { return AgentRef(sessionID) + "/head" }
+// worktreeRefPrefix is where the sessions of a confirmed linked worktree
+// keep their refs: refs/worktree/ is per worktree in git (stored in the
+// worktree's own git directory), so two worktrees' agents never see or
+// move each other's snapshots.
+const worktreeRefPrefix = "refs/worktree/agent/"
 
-func turnsPrefix(sessionID string) string { return AgentRef(sessionID) + "/turns/" }
+// The refs of a session whose namespace is ns (AgentRef, or the
+// worktree's).
+func headRef(ns string) string { return ns + "/head" }
 
-func turnRef(sessionID string, n int) string { return turnsPrefix(sessionID) + strconv.Itoa(n) }
+func turnsPrefix(ns string) string { return ns + "/turns/" }
+
+func turnRef(ns string, n int) string { return turnsPrefix(ns) + strconv.Itoa(n) }
 
 // refComponent maps a session id to one valid ref path component. An id made
 // only of letters, digits, '.', '_' and '-' (not starting with '.' or '-',

@@ -68,6 +68,10 @@ func (s *SessionVCS) Plan() Plan { return s.plan }
 // SessionID returns the session's id.
 func (s *SessionVCS) SessionID() string { return s.id }
 
+// ns is the session's ref namespace: AgentRef, or under refs/worktree/
+// in a confirmed linked worktree (Plan.refPrefix).
+func (s *SessionVCS) ns() string { return s.plan.refPrefix() + refComponent(s.id) }
+
 // Enabled reports whether the session tracks anything.
 func (s *SessionVCS) Enabled() bool { return s != nil && s.plan.Enabled() }
 
@@ -76,7 +80,7 @@ func (s *SessionVCS) git() *runner {
 	return &runner{
 		bin:       s.plan.Git,
 		dir:       s.plan.Workspace,
-		repo:      gitenv.Repo{Project: s.plan.Workspace, GitDir: s.plan.GitDir, WorkTree: s.plan.Workspace},
+		repo:      gitenv.Repo{Project: s.plan.Workspace, GitDir: s.plan.GitDir, WorkTree: s.plan.workTree()},
 		indexFile: s.plan.IndexPath(s.id),
 		excludes:  filepath.Join(s.plan.privateDir(), "exclude"),
 	}
@@ -92,7 +96,15 @@ func (s *SessionVCS) snapshotGit(ctx context.Context) (*runner, error) {
 	if s.plan.Mode != ModeNative {
 		return g, nil
 	}
-	repo, err := gitenv.Open(ctx, s.plan.Git, s.plan.Workspace)
+	var (
+		repo gitenv.Repo
+		err  error
+	)
+	if c := s.plan.Confirmed; c != nil {
+		repo, err = gitenv.OpenConfirmed(ctx, s.plan.Git, *c)
+	} else {
+		repo, err = gitenv.Open(ctx, s.plan.Git, s.plan.Workspace)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +186,7 @@ func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)
 	}
-	if err := s.updateRefsLocked(ctx, "create "+turnRef(s.id, n)+" "+commit, s.headUpdate(commit)); err != nil {
+	if err := s.updateRefsLocked(ctx, "create "+turnRef(s.ns(), n)+" "+commit, s.headUpdate(commit)); err != nil {
 		return fmt.Errorf("commit turn: %w", err)
 	}
 	s.st.head, s.st.headTree, s.st.last = commit, tree, n
@@ -221,9 +233,9 @@ func (s *SessionVCS) Forget(ctx context.Context) error {
 // headUpdate is the update-ref line that moves head to commit.
 func (s *SessionVCS) headUpdate(commit string) string {
 	if s.st.head == "" {
-		return "create " + headRef(s.id) + " " + commit
+		return "create " + headRef(s.ns()) + " " + commit
 	}
-	return "update " + headRef(s.id) + " " + commit + " " + s.st.head
+	return "update " + headRef(s.ns()) + " " + commit + " " + s.st.head
 }
 
 // ensureLocked checks a native repository again and creates the shadow
@@ -234,7 +246,11 @@ func (s *SessionVCS) headUpdate(commit string) string {
 // gitenv.CheckLayout) is refused before anything is read or written.
 func (s *SessionVCS) ensureLocked(ctx context.Context) error {
 	if s.plan.Mode == ModeNative {
-		if err := gitenv.CheckLayout(ctx, s.plan.Workspace, s.plan.GitDir); err != nil {
+		check := func() error { return gitenv.CheckLayout(ctx, s.plan.Workspace, s.plan.GitDir) }
+		if c := s.plan.Confirmed; c != nil {
+			check = func() error { return c.Verify(ctx) }
+		}
+		if err := check(); err != nil {
 			return err
 		}
 	}
@@ -370,7 +386,7 @@ type ref struct{ name, oid, tree string }
 // refsLocked lists the session's refs.
 func (s *SessionVCS) refsLocked(ctx context.Context) ([]ref, error) {
 	out, err := s.git().output(ctx, nil, "for-each-ref",
-		"--format=%(refname)%00%(objectname)%00%(tree)", AgentRef(s.id))
+		"--format=%(refname)%00%(objectname)%00%(tree)", s.ns())
 	if err != nil {
 		return nil, err
 	}
@@ -400,9 +416,9 @@ func (s *SessionVCS) loadLocked(ctx context.Context) error {
 	}
 	s.st.head, s.st.headTree, s.st.last = "", "", 0
 	for _, r := range refs {
-		if r.name == headRef(s.id) {
+		if r.name == headRef(s.ns()) {
 			s.st.head, s.st.headTree = r.oid, r.tree
-		} else if n, ok := turnNumber(s.id, r.name); ok && n > s.st.last {
+		} else if n, ok := turnNumberIn(s.ns(), r.name); ok && n > s.st.last {
 			s.st.last = n
 		}
 	}
@@ -427,7 +443,11 @@ func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
 		}
 		slog.Warn("vcs snapshot skipped unreadable files", "session", s.id, "err", ge.stderr)
 	}
-	tree, err := g.trimmed(ctx, "write-tree")
+	args := []string{"write-tree"}
+	if p := s.plan.prefix(); p != "" {
+		args = append(args, "--prefix="+p) // the folder's tree: paths relative to it
+	}
+	tree, err := g.trimmed(ctx, args...)
 	if err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}

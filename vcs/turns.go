@@ -47,11 +47,11 @@ func (s *SessionVCS) ListTurns(ctx context.Context) ([]Turn, error) {
 	g := s.git()
 	out, err := g.output(ctx, nil, "for-each-ref",
 		"--format=%(refname)%00%(objectname)%00%(committerdate:unix)%00%(contents:body)%00",
-		strings.TrimSuffix(turnsPrefix(s.id), "/"))
+		strings.TrimSuffix(turnsPrefix(s.ns()), "/"))
 	if err != nil {
 		return nil, fmt.Errorf("list turns: %w", err)
 	}
-	turns := parseTurnRefs(s.id, string(out))
+	turns := parseTurnRefs(s.ns(), string(out))
 	if len(turns) == 0 {
 		return []Turn{}, nil
 	}
@@ -78,12 +78,12 @@ func (s *SessionVCS) ListTurns(ctx context.Context) ([]Turn, error) {
 // parseTurnRefs parses for-each-ref records of
 // "refname NUL oid NUL unix NUL body NUL" (each followed by a newline),
 // keeping the session's turn refs, sorted by number.
-func parseTurnRefs(sessionID, out string) []Turn {
+func parseTurnRefs(ns, out string) []Turn {
 	f := strings.Split(out, "\x00")
 	var turns []Turn
 	for i := 0; i+4 <= len(f); i += 4 {
 		name := strings.TrimLeft(f[i], "\n")
-		n, ok := turnNumber(sessionID, name)
+		n, ok := turnNumberIn(ns, name)
 		if !ok {
 			continue
 		}
@@ -103,8 +103,11 @@ func parseTurnRefs(sessionID, out string) []Turn {
 }
 
 // turnNumber returns n for the ref refs/agent/<session>/turns/<n>.
-func turnNumber(sessionID, name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, turnsPrefix(sessionID))
+func turnNumber(sessionID, name string) (int, bool) { return turnNumberIn(AgentRef(sessionID), name) }
+
+// turnNumberIn returns n for the ref <ns>/turns/<n>.
+func turnNumberIn(ns, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, turnsPrefix(ns))
 	if !ok {
 		return 0, false
 	}
@@ -213,7 +216,7 @@ func (s *SessionVCS) turnCommitLocked(ctx context.Context, n int) (string, error
 	if n < 1 {
 		return "", fmt.Errorf("%w: %d", ErrTurnNotFound, n)
 	}
-	name := turnRef(s.id, n)
+	name := turnRef(s.ns(), n)
 	out, err := s.git().output(ctx, nil, "for-each-ref", "--format=%(refname)%00%(objectname)", name)
 	if err != nil {
 		return "", err

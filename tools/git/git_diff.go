@@ -52,6 +52,9 @@ func (r *runner) gitDiff(ctx context.Context, call tools.Call) (any, error) {
 	if err := checkRef("ref", a.Ref); err != nil {
 		return nil, refused(err)
 	}
+	if err := r.checkScopedRef(a.Ref); err != nil {
+		return nil, refused(err)
+	}
 	path, err := r.pathspec(a.Path)
 	if err != nil {
 		return nil, refused(err)
@@ -63,6 +66,9 @@ func (r *runner) gitDiff(ctx context.Context, call tools.Call) (any, error) {
 	if a.Staged {
 		args = append(args, "--cached")
 	}
+	if r.scoped() {
+		args = append(args, "--relative") // paths relative to the folder, and only its own
+	}
 	args = append(args, "--end-of-options")
 	if a.Ref != "" {
 		args = append(args, a.Ref)
@@ -70,6 +76,8 @@ func (r *runner) gitDiff(ctx context.Context, call tools.Call) (any, error) {
 	args = append(args, "--")
 	if path != "" {
 		args = append(args, path)
+	} else {
+		args = append(args, r.scope()...)
 	}
 	out, err := r.git(ctx, args...)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
@@ -84,6 +85,9 @@ func (r *runner) gitLog(ctx context.Context, call tools.Call) (any, error) {
 	if err := checkRef("ref", a.Ref); err != nil {
 		return nil, refused(err)
 	}
+	if err := r.checkScopedRef(a.Ref); err != nil {
+		return nil, refused(err)
+	}
 	path, err := r.pathspec(a.Path)
 	if err != nil {
 		return nil, refused(err)
@@ -95,6 +99,8 @@ func (r *runner) gitLog(ctx context.Context, call tools.Call) (any, error) {
 	args = append(args, "--")
 	if path != "" {
 		args = append(args, path)
+	} else {
+		args = append(args, r.scope()...)
 	}
 	out, err := r.git(ctx, args...)
 	if err != nil {
@@ -138,7 +144,16 @@ func readMeta(pathArgs ...string) tools.Metadata {
 // RegisterGitTools registers git_log, git_status and git_diff on reg for
 // the repository that holds ws's root.
 func RegisterGitTools(reg *tools.Registry, ws *confine.Workspace) {
-	r := newRunner(ws)
+	RegisterConfirmedGitTools(reg, ws, nil)
+}
+
+// RegisterConfirmedGitTools is RegisterGitTools for a workspace whose
+// repository is a worktree's or an enclosing one that the user confirmed
+// (confirmed; nil is RegisterGitTools). In an enclosing repository every
+// call is limited to the workspace folder: status and diff list only its
+// paths, relative to it, and log only commits that touch it.
+func RegisterConfirmedGitTools(reg *tools.Registry, ws *confine.Workspace, confirmed *gitenv.Candidate) {
+	r := newRunner(ws, confirmed)
 	reg.MustRegister(r.gitLogSpec())
 	reg.MustRegister(r.gitStatusSpec())
 	reg.MustRegister(r.gitDiffSpec())

@@ -13,7 +13,12 @@
 // else's repository is not a repository (ErrNotRepo), and one whose .git,
 // commondir or core.worktree points outside it, or whose git directory
 // leads outside through a link or an alternates entry (gitenv.CheckLayout,
-// checked before every call), is refused (ErrForeignRepo).
+// checked before every call), is refused (ErrForeignRepo). A worktree's or
+// an enclosing repository the user confirmed (RegisterConfirmedGitTools,
+// gitenv.OpenConfirmed) is used instead; in an enclosing one every call is
+// limited to the workspace folder (pathspec ".", diff --relative, status
+// paths made relative, refs naming a path refused). Until confirmed, the
+// error says how to enable git (ErrNotEnabled).
 //
 // Concurrency: the tools keep no state; calls may run concurrently. Each call
 // runs two git processes (gitenv.Open's, then its own) that end with the
@@ -46,12 +51,19 @@ const (
 type runner struct {
 	ws  *confine.Workspace
 	bin string // path of git; "" when not installed
+	// confirmed is the worktree's or enclosing repository the user
+	// confirmed for the workspace; nil: the workspace's own .git only.
+	confirmed *gitenv.Candidate
 }
 
-func newRunner(ws *confine.Workspace) *runner {
+func newRunner(ws *confine.Workspace, confirmed *gitenv.Candidate) *runner {
 	bin, _ := exec.LookPath("git")
-	return &runner{ws: ws, bin: bin}
+	return &runner{ws: ws, bin: bin, confirmed: confirmed}
 }
+
+// scoped reports whether the tools run in a folder of a larger
+// (enclosing) repository, where every call is limited to the folder.
+func (r *runner) scoped() bool { return r.confirmed != nil && r.confirmed.Prefix() != "" }
 
 // toolConfig are the settings of the git tools on top of gitenv's inert
 // ones: plain output, and no index or cache writes from a read.
@@ -100,16 +112,46 @@ func (r *runner) git(ctx context.Context, args ...string) (output, error) {
 	if r.bin == "" {
 		return output{}, fmt.Errorf("git is not installed: %w", tools.ErrUnavailable)
 	}
-	repo, err := gitenv.Open(ctx, r.bin, r.ws.Root())
+	var (
+		repo gitenv.Repo
+		err  error
+	)
+	if r.confirmed != nil {
+		repo, err = gitenv.OpenConfirmed(ctx, r.bin, *r.confirmed)
+	} else {
+		repo, err = gitenv.Open(ctx, r.bin, r.ws.Root())
+	}
+	how := ""
+	if errors.Is(err, gitenv.ErrUnconfirmed) || errors.Is(err, gitenv.ErrNoRepo) || errors.Is(err, gitenv.ErrOutside) {
+		how = r.howToEnable() // first: the part the model tells the user
+	}
 	switch {
+	case errors.Is(err, gitenv.ErrNoRepo) && how != "":
+		return output{}, fmt.Errorf("%w: %w: %s (%w)", ErrNotRepo, ErrNotEnabled, how, err)
 	case errors.Is(err, gitenv.ErrNoRepo):
 		return output{}, fmt.Errorf("%w (%s has no .git of its own)", ErrNotRepo, r.ws.Root())
-	case errors.Is(err, gitenv.ErrOutside):
+	case how != "":
+		return output{}, fmt.Errorf("%w: %w: %s (%w)", ErrForeignRepo, ErrNotEnabled, how, err)
+	case errors.Is(err, gitenv.ErrOutside), errors.Is(err, gitenv.ErrUnconfirmed):
 		return output{}, fmt.Errorf("%w: %w", ErrForeignRepo, err)
 	case err != nil:
 		return output{}, fmt.Errorf("%w: %w", ErrGit, err)
 	}
 	return r.exec(ctx, repo, maxOutputBytes, args)
+}
+
+// howToEnable says how git gets enabled for a workspace that a worktree's
+// or an enclosing repository holds ("" when none does).
+func (r *runner) howToEnable() string {
+	c, err := gitenv.Discover(r.ws.Root())
+	if err != nil || c == nil {
+		return ""
+	}
+	what := "a git worktree of the repository " + c.Repository
+	if c.Kind == gitenv.KindEnclosing {
+		what = "a folder of the git repository " + c.Repository
+	}
+	return fmt.Sprintf("the workspace is %s; the git tools use it once the user enables git for the project in the app (project.trustGit)", what)
 }
 
 func (r *runner) exec(ctx context.Context, repo gitenv.Repo, maxOut int, argv []string) (output, error) {
@@ -181,6 +223,26 @@ func (r *runner) pathspec(p string) (string, error) {
 		return "", err
 	}
 	return r.ws.Abs(p), nil
+}
+
+// checkScopedRef refuses, in a folder of a larger repository, a ref that
+// names a path (HEAD:../secret, :0:file): such a blob or tree is not
+// limited by the folder's pathspec.
+func (r *runner) checkScopedRef(ref string) error {
+	if r.scoped() && strings.Contains(ref, ":") {
+		return fmt.Errorf("%w: ref %q names a path; in a folder of a larger repository refs cannot hold ':'", ErrUnsafeArg, ref)
+	}
+	return nil
+}
+
+// scope is the pathspec of a call without a path: the project folder in
+// an enclosing repository (git runs in the folder, so "." is the folder),
+// else none.
+func (r *runner) scope() []string {
+	if r.scoped() {
+		return []string{"."}
+	}
+	return nil
 }
 
 // refused wraps an argument error for the model.

@@ -79,6 +79,11 @@ type Options struct {
 	MaxTasks int
 	// KillGrace is the time between TERM and KILL.
 	KillGrace time.Duration
+	// GitConfirmed is the worktree's or enclosing repository the user
+	// confirmed for the workspace (gitenv.Discover); nil: the workspace's
+	// own .git only. Unapproved commands in a worktree get its repository;
+	// in an enclosing repository they get none (gitenv.CommandsConfirmed).
+	GitConfirmed *gitenv.Candidate
 }
 
 func (o Options) withDefaults() Options {
@@ -267,9 +272,18 @@ func (m *Manager) inertEnv(ctx context.Context, env []string) ([]string, error) 
 	var refused error
 	if m.git != "" {
 		var err error
-		repo, err = gitenv.Commands(ctx, m.git, root) // the Repo says what to pin either way
+		if c := m.opts.GitConfirmed; c != nil {
+			repo, err = gitenv.CommandsConfirmed(ctx, m.git, *c)
+		} else {
+			repo, err = gitenv.Commands(ctx, m.git, root) // the Repo says what to pin either way
+		}
 		if err != nil && !errors.Is(err, gitenv.ErrNoRepo) {
 			refused = err
+		}
+		if err != nil && m.opts.GitConfirmed == nil {
+			if c, derr := gitenv.Discover(root); derr == nil && c != nil {
+				refused = fmt.Errorf("the workspace is in the %s repository %s, which git commands use only after the user enables git for the project in the app (project.trustGit)", c.Kind, c.Repository)
+			}
 		}
 	}
 	return repo.Env(env), refused

@@ -121,6 +121,74 @@ async function refreshProjects(): Promise<void> {
   );
 }
 
+// ---------------------------------------------------------------------------
+// Git: trust a worktree's or a monorepo's repository once, by its real
+// path (project.trustGit), and run one agent per worktree (worktree.*).
+
+async function renderGit(): Promise<void> {
+  const card = $("git-card");
+  card.replaceChildren();
+  const c = project?.gitCandidate;
+  if (project && c && !c.trusted) {
+    const what = c.kind === "worktree" ? "a git worktree of" : "a folder of the git repository";
+    card.append(
+      h("p", {}, `This project is ${what} ${c.repository} (git dir ${c.gitDir}). Use git here?`),
+      button("Enable git", () => {
+        client
+          .call("project.trustGit", { projectId: project!.projectId, hash: c.hash })
+          .then((p) => selectProject(p))
+          .catch(report);
+      }),
+    );
+  } else if (project && c?.trusted) {
+    card.append(
+      h("p", {}, `git: ${c.kind} of ${c.repository}`),
+      button("Disable git", () => {
+        client.call("project.untrustGit", { projectId: project!.projectId }).then((p) => selectProject(p)).catch(report);
+      }),
+    );
+  }
+  const list = $("worktrees");
+  list.replaceChildren();
+  $<HTMLButtonElement>("new-worktree").disabled = !project?.git;
+  if (!project?.git) return;
+  const { worktrees } = await client.call("worktree.list", { projectId: project.projectId });
+  for (const w of worktrees) {
+    const li = h("li", { class: "item" + (w.current ? " selected" : ""), title: w.path }, `${w.branch ?? "(detached)"} — ${w.path}`);
+    li.addEventListener("click", () => {
+      client.call("project.open", { path: w.path }).then((p) => refreshProjects().then(() => selectProject(p))).catch(report);
+    });
+    if (!w.main && w.projectId) {
+      const projectId = w.projectId;
+      li.append(
+        button("Remove", () => {
+          client
+            .call("worktree.remove", { projectId })
+            .catch((e) => {
+              if (!confirm(`${String(e)}\nRemove anyway, deleting the changes?`)) throw e;
+              return client.call("worktree.remove", { projectId, force: true });
+            })
+            .then(() => renderGit())
+            .catch(report);
+        }),
+      );
+    }
+    list.append(li);
+  }
+}
+
+$("new-worktree").addEventListener("click", () => {
+  const branch = prompt("Branch of the new worktree");
+  if (!branch || !project) return;
+  client
+    .call("worktree.create", { projectId: project.projectId, branch })
+    .then(async (r) => {
+      await refreshProjects();
+      await selectProject(r.project);
+    })
+    .catch(report);
+});
+
 async function selectProject(p: Project): Promise<void> {
   // A project must be open in this sidecar process for terminals and MCP
   // (project.open is cheap and idempotent; after a sidecar restart it is
@@ -131,6 +199,7 @@ async function selectProject(p: Project): Promise<void> {
   $<HTMLButtonElement>("new-session").disabled = false;
   $<HTMLButtonElement>("new-terminal").disabled = false;
   await refreshProjects();
+  await renderGit();
   await refreshSessions();
   await attachTerminals();
 }

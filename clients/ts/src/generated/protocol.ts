@@ -62,6 +62,7 @@ export type ErrorKind =
   | "nothing_to_retry"
   | "exists"
   | "stale_hash"
+  | "uncommitted_changes"
   | "terminal_unavailable"
   | "outside_workspace"
   | "untrusted"
@@ -593,6 +594,32 @@ export interface FileChange {
   oldPath?: string;
 }
 /**
+ * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
+ */
+export interface GitCandidate {
+  kind: string;
+  /**
+   * Repository is the repository's top level: the folder holding the
+   * enclosing .git, or a worktree's main work tree.
+   */
+  repository: string;
+  /**
+   * GitDir is the git directory git uses; CommonDir the one holding the
+   * objects and refs (GitDir when they are the same).
+   */
+  gitDir: string;
+  commonDir: string;
+  /**
+   * Hash identifies exactly this repository and the files that lead to
+   * it (the .git file, commondir, gitdir); project.trustGit takes it.
+   */
+  hash: string;
+  /**
+   * Trusted reports whether the user trusted exactly this Hash.
+   */
+  trusted: boolean;
+}
+/**
  * Grant is an always_tool or always_command answer kept for the session.
  */
 export interface Grant {
@@ -1110,9 +1137,11 @@ export interface Project {
    */
   path: string;
   /**
-   * Git reports whether the folder has a .git of its own.
+   * Git reports whether the folder is a git project: it has a .git of
+   * its own, or its GitCandidate is trusted (project.trustGit).
    */
   git: boolean;
+  gitCandidate?: GitCandidate;
   /**
    * Open reports whether the project is open in this sidecar process.
    */
@@ -1162,6 +1191,16 @@ export interface ProjectOpenParams {
 export interface ProjectSetSettingsParams {
   projectId: string;
   vcs?: VCSMode;
+}
+/**
+ * ProjectTrustGitParams are the params of project.trustGit.
+ */
+export interface ProjectTrustGitParams {
+  projectId: string;
+  /**
+   * Hash is the gitCandidate.hash the user was shown.
+   */
+  hash: string;
 }
 /**
  * Provider is a provider profile (providers.list, providers.set).
@@ -2056,6 +2095,100 @@ export interface VCSTurnsResult {
   turns: VCSTurn[];
   plan: VCSPlan;
 }
+/**
+ * Worktree is one work tree of a repository (worktree.list).
+ */
+export interface Worktree {
+  /**
+   * Path is the work tree's folder, symlinks resolved.
+   */
+  path: string;
+  /**
+   * Branch is the checked-out branch (refs/heads/ stripped); absent when
+   * HEAD is detached.
+   */
+  branch?: string;
+  /**
+   * Head is the checked-out commit; absent before the first commit.
+   */
+  head?: string;
+  /**
+   * Main reports the main work tree (the one holding the repository).
+   */
+  main: boolean;
+  /**
+   * Current reports the work tree of the project the call named.
+   */
+  current: boolean;
+  /**
+   * Locked and Prunable are git's flags (prunable: its folder is gone).
+   */
+  locked: boolean;
+  prunable: boolean;
+  /**
+   * ProjectID is the project of that folder, when one was opened.
+   */
+  projectId?: string;
+}
+/**
+ * WorktreeCreateParams are the params of worktree.create.
+ */
+export interface WorktreeCreateParams {
+  /**
+   * ProjectID is a git project of the repository (its own .git or a
+   * trusted worktree).
+   */
+  projectId: string;
+  /**
+   * Branch is the new branch the work tree checks out.
+   */
+  branch: string;
+  /**
+   * Path is the new folder (absolute; it must not exist or be empty);
+   * default <main work tree>.worktrees/<branch> beside the main work
+   * tree.
+   */
+  path?: string;
+  /**
+   * From is the commit the branch starts at (default HEAD).
+   */
+  from?: string;
+}
+/**
+ * WorktreeCreateResult is the result of worktree.create: the new work tree, opened as its own, trusted project.
+ */
+export interface WorktreeCreateResult {
+  worktree: Worktree;
+  project: Project;
+}
+/**
+ * WorktreeListResult is the result of worktree.list.
+ */
+export interface WorktreeListResult {
+  worktrees: Worktree[];
+}
+/**
+ * WorktreeRemoveParams are the params of worktree.remove.
+ */
+export interface WorktreeRemoveParams {
+  /**
+   * ProjectID is the linked work tree's project.
+   */
+  projectId: string;
+  /**
+   * Force removes it even with uncommitted or untracked changes.
+   */
+  force?: boolean;
+}
+/**
+ * WorktreeRemoveResult is the result of worktree.remove.
+ */
+export interface WorktreeRemoveResult {
+  /**
+   * Path is the folder removed.
+   */
+  path: string;
+}
 
 /** Every method: its params and result (schema.json `methods`). */
 export interface SchemaMethods {
@@ -2079,6 +2212,8 @@ export interface SchemaMethods {
   "project.list": { params: Empty; result: ProjectListResult };
   "project.open": { params: ProjectOpenParams; result: Project };
   "project.setSettings": { params: ProjectSetSettingsParams; result: Project };
+  "project.trustGit": { params: ProjectTrustGitParams; result: Project };
+  "project.untrustGit": { params: ProjectIDParams; result: Project };
   "providers.delete": { params: NameParams; result: DeletedResult };
   "providers.list": { params: Empty; result: ProvidersListResult };
   "providers.set": { params: ProvidersSetParams; result: Provider };
@@ -2116,6 +2251,9 @@ export interface SchemaMethods {
   "vcs.diff": { params: VCSDiffParams; result: VCSDiffResult };
   "vcs.restore": { params: VCSRestoreParams; result: VCSRestoreResult };
   "vcs.turns": { params: SessionIDParams; result: VCSTurnsResult };
+  "worktree.create": { params: WorktreeCreateParams; result: WorktreeCreateResult };
+  "worktree.list": { params: ProjectIDParams; result: WorktreeListResult };
+  "worktree.remove": { params: WorktreeRemoveParams; result: WorktreeRemoveResult };
 }
 
 /** Every server notification's params (schema.json `notifications`). */

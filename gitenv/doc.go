@@ -16,6 +16,10 @@
 // be blanked by one key: Open reads the repository's config (includes
 // followed, exactly as the run will) and blanks each one it defines. A
 // blanked program makes git fail ("cannot run"), never run something.
+// Such a git never looks into a submodule, whose own config and attributes
+// Open never saw: recursion is off for it and every git it starts (they
+// inherit GIT_CONFIG_COUNT), and Open overrides each submodule.<name>.ignore
+// of the config or .gitmodules (which would beat diff.ignoreSubmodules).
 //
 // Such a git also stays inside its project. Open uses the project's own
 // .git only, never a parent repository found by discovery: GIT_DIR and

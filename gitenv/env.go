@@ -33,6 +33,18 @@ var inertConfig = []string{
 	"protocol.file.allow=never",
 	"gc.auto=0",
 	"maintenance.auto=false",
+	// No submodule recursion: a nested git would read the submodule's own
+	// config and attributes (a clean filter Open never saw) or another
+	// repository its .git file names. These settings travel in
+	// GIT_CONFIG_COUNT, which every nested git inherits. A .gitmodules or
+	// config submodule.<name>.ignore beats diff.ignoreSubmodules: Open
+	// overrides each one it finds (submoduleIgnores).
+	"diff.ignoreSubmodules=all",
+	"diff.submodule=short",
+	"status.submoduleSummary=false",
+	"submodule.recurse=false",
+	"fetch.recurseSubmodules=false",
+	"push.recurseSubmodules=no",
 }
 
 // inertVars are the environment variables of every inert git run (after
@@ -104,9 +116,15 @@ func (r Repo) Env(base []string, config ...string) []string {
 		}
 	}
 	n := 0
-	for _, list := range [][]string{inertConfig, r.blank, config} {
+	for l, list := range [][]string{inertConfig, r.blank, config} {
 		for _, kv := range list {
 			key, value, _ := strings.Cut(kv, "=")
+			if l == 1 {
+				// A blanked key's name may hold "=" (filter."a=b".clean);
+				// its value never does.
+				i := strings.LastIndexByte(kv, '=')
+				key, value = kv[:i], kv[i+1:]
+			}
 			i := strconv.Itoa(n)
 			env = append(env, "GIT_CONFIG_KEY_"+i+"="+key, "GIT_CONFIG_VALUE_"+i+"="+value)
 			n++

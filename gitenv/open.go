@@ -61,6 +61,9 @@ func Open(ctx context.Context, bin, project string) (Repo, error) {
 	if err := r.scan(ctx, bin); err != nil {
 		return Repo{}, err
 	}
+	if err := r.scanSubmodules(ctx, bin); err != nil {
+		return Repo{}, err
+	}
 	return r, nil
 }
 

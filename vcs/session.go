@@ -434,6 +434,9 @@ func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
+	if err := dropGitlinks(ctx, g); err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
 	if _, err := g.output(ctx, nil, "add", "--all", "--ignore-errors", "--", "."); err != nil {
 		// Unreadable files (say, root-owned build output) are left out of
 		// the snapshot rather than stopping tracking altogether.

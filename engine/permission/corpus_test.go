@@ -107,6 +107,30 @@ var bypassCorpus = []corpusRow{
 	{family: "git-exec", cmd: "git maintenance start"},
 	{family: "git-exec", cmd: "git credential fill"},
 
+	// git: options that look into submodules. Inert git never does (a git
+	// run inside a submodule reads the submodule's config, a clean filter;
+	// a submodule's .git file can name another repository).
+	{family: "git-submodule", cmd: "git diff --submodule=log"},
+	{family: "git-submodule", cmd: "git diff --submodule"},
+	{family: "git-submodule", cmd: "git diff --submodule=diff HEAD~1"},
+	{family: "git-submodule", cmd: "git log -p --submodule=log"},
+	{family: "git-submodule", cmd: "git show --submodule HEAD"},
+	{family: "git-submodule", cmd: "git diff-tree -p --submod=log HEAD~1 HEAD"},
+	{family: "git-submodule", cmd: "git diff --ignore-submodules=none"},
+	{family: "git-submodule", cmd: "git diff --ignore-submodules=all --ignore-submodules=none"},
+	{family: "git-submodule", cmd: "git status --ignore-submodules=untracked"},
+	{family: "git-submodule", cmd: "git status --ignore-submodules=dirty"},
+	{family: "git-submodule", cmd: "git grep --recurse-submodules secret"},
+	{family: "git-submodule", cmd: "git ls-files --recurse-submodules"},
+	{family: "git-submodule", cmd: "git ls-files --recurse"},
+	{family: "git-submodule", cmd: "git checkout --recurse-submodules main"},
+	{family: "git-submodule", cmd: "git diff-files"},
+	{family: "git-submodule", cmd: "git diff-index HEAD"},
+	{family: "git-submodule", cmd: "git diff-index --ignore-submodules=dirty HEAD"},
+	{family: "git-submodule", cmd: "git describe --dirty"},
+	{family: "git-submodule", cmd: "git describe --dirt"},
+	{family: "git-submodule", cmd: "git describe --broken"},
+
 	// git: subcommands that write, under an entry or grant naming only git.
 	{family: "git-write", cmd: "git push origin main", sub: true},
 	{family: "git-write", cmd: "git commit -am x", sub: true},
@@ -503,6 +527,12 @@ var controlCorpus = []corpusRow{
 	{family: "control", cmd: "git ls-files"},
 	{family: "control", cmd: "git config --get user.name"},
 	{family: "control", cmd: "git stash list"},
+	{family: "control", cmd: "git diff --submodule=short"},
+	{family: "control", cmd: "git diff --ignore-submodules=all HEAD"},
+	{family: "control", cmd: "git status --ignore-submodules"},
+	{family: "control", cmd: "git diff-files --ignore-submodules"},
+	{family: "control", cmd: "git diff-index --cached HEAD"},
+	{family: "control", cmd: "git describe --tags"},
 	{family: "control", cmd: "go test ./..."},
 	{family: "control", cmd: "go test -race -run TestX -count=1 -v ./engine/"},
 	{family: "control", cmd: "go test ./... -args -update"},

@@ -8,7 +8,8 @@ import "strings"
 // take known-safe options only; every other subcommand refuses the options
 // that run a program or write a file, in every abbreviation git's
 // parse-options accepts (--upload for --upload-pack, --rece for
-// --receive-pack). An allowlist entry or session grant that names only
+// --receive-pack). Options that make git look into submodules ask
+// (gitSubmoduleArgs). An allowlist entry or session grant that names only
 // "git" covers the read-only subcommands alone (gitReadOnly): "always allow
 // git" after a git status never runs a git push or git commit unasked.
 
@@ -117,6 +118,9 @@ func gitArgs(args []string) string {
 	if why, ok := gitSubDanger[name]; ok || strings.HasPrefix(name, "credential") {
 		return "git " + name + " " + why
 	}
+	if why := gitSubmoduleArgs(name, rest); why != "" {
+		return why
+	}
 	switch name {
 	case "log", "show", "diff", "whatchanged":
 		return gitLogOpts.check("git "+name, rest)
@@ -148,6 +152,47 @@ func gitArgs(args []string) string {
 	}
 	if name == "config" && !gitConfigReadOnly(rest) {
 		return "git config writes configuration that can make git run programs"
+	}
+	return ""
+}
+
+// gitSubmoduleArgs refuses what makes git look into submodules, against
+// the inert settings (diff.ignoreSubmodules=all, diff.submodule=short): a
+// git run inside a submodule reads its own config (a clean filter), and a
+// submodule's .git file can name another repository whose commits
+// --submodule=log would show. So --recurse-submodules, --submodule other
+// than short, --ignore-submodules other than all, describe --dirty or
+// --broken, and diff-files or diff-index (which ignore
+// diff.ignoreSubmodules) without --ignore-submodules (or diff-index
+// --cached) ask, in every abbreviation.
+func gitSubmoduleArgs(name string, rest []string) string {
+	ignoreAll := false
+	for _, a := range rest {
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		_, value, _ := strings.Cut(a, "=")
+		switch {
+		case abbreviates(a, "--recurse-submodules", nil):
+			return "git --recurse-submodules runs git in submodules"
+		case abbreviates(a, "--submodule", nil) && a != "--submodule=short":
+			return "git " + a + " shows submodules' commits (another repository's, through a .git file)"
+		case abbreviates(a, "--ignore-submodules", nil):
+			if value != "" && value != "all" {
+				return "git " + a + " runs git in submodules"
+			}
+			ignoreAll = ignoreAll || longName(a) == "--ignore-submodules"
+		case name == "diff-index" && a == "--cached":
+			ignoreAll = true
+		}
+	}
+	switch name {
+	case "describe":
+		return refuseOpts(rest, "git describe", "runs git in submodules", nil, "--dirty", "--broken")
+	case "diff-files", "diff-index":
+		if !ignoreAll {
+			return "git " + name + " without --ignore-submodules runs git in submodules"
+		}
 	}
 	return ""
 }

@@ -18,7 +18,7 @@ var files = map[string]string{
 	".hg/store":            "needle",
 	".svn/entries":         "needle",
 	"node_modules/m/i.js":  "needle",
-	".gitignore":           "# comment\n*.log\n!keep.log\nbuild/\n/top.txt\ndocs/*.tmp\n\\#hash.txt\nspace.txt   \n[\n{a,b}*.txt\ndocs/drop.md\n",
+	".gitignore":           "# comment: needle\n*.log\n!keep.log\nbuild/\n/top.txt\ndocs/*.tmp\n\\#hash.txt\nspace.txt   \n[\n{a,b}*.txt\ndocs/drop.md\n",
 	"a.log":                "needle",
 	"keep.log":             "needle",
 	"excluded.txt":         "needle",

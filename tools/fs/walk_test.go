@@ -83,3 +83,25 @@ func TestListFilesStopsOnCancel(t *testing.T) {
 	require.Equal(t, 50, visited)
 	require.Zero(t, after, "entries visited after the cancel was seen")
 }
+
+// BenchmarkListFilesIgnoreBomb lists a tree of 1,000 files (depth 3)
+// without ignore files, with 10,000 patterns at the root, with a 1 MiB
+// .gitignore at the root, and with ten more nested ones: the bombs add
+// little time and memory (B/op) to the listing (README, Figures).
+func BenchmarkListFilesIgnoreBomb(b *testing.B) {
+	for _, v := range []struct {
+		name    string
+		variant int
+	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}} {
+		b.Run(v.name, func(b *testing.B) {
+			ws, err := confine.New(ignoretest.BombTree(b, v.variant))
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ListFiles(context.Background(), ws, ".", 3, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -92,3 +92,26 @@ func TestGrepStopsOnCancel(t *testing.T) {
 	require.Equal(t, 50, visited)
 	require.Zero(t, after, "entries visited after the cancel was seen")
 }
+
+// BenchmarkGrepIgnoreBomb greps a tree of 1,000 files without ignore
+// files, with 10,000 patterns at the root (every file is matched against
+// them and searched), with a 1 MiB .gitignore at the root and with ten more
+// nested ones (the rules are cut: nothing below is read): the bombs add
+// little time and memory (B/op) to the search (README, Figures).
+func BenchmarkGrepIgnoreBomb(b *testing.B) {
+	for _, v := range []struct {
+		name    string
+		variant int
+	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}} {
+		b.Run(v.name, func(b *testing.B) {
+			ws, err := confine.New(ignoretest.BombTree(b, v.variant))
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Grep(context.Background(), ws, Query{Pattern: "needle", MaxResults: MaxMaxResults}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@
 package ignoretest
 
 import (
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +78,61 @@ func Tree(t testing.TB) string {
 		}
 		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// Bomb is an ignore file of n short distinct patterns ("p0", "p1", …) of
+// at most size bytes.
+func Bomb(n, size int) []byte {
+	var b []byte
+	for i := 0; i < n && len(b) < size-16; i++ {
+		b = fmt.Appendf(b, "p%x\n", i)
+	}
+	return b
+}
+
+// Bomb variants of BombTree.
+const (
+	NoBomb     = iota // no ignore file
+	FitBomb           // a root .gitignore of 10,000 patterns (the most a walk loads)
+	RootBomb          // a root .gitignore of 1 MiB
+	NestedBomb        // a 1 MiB .gitignore at the root and in ten nested directories
+)
+
+// BombTree writes a tree of 1,000 small files (100 directories of 10,
+// every file holding "needle" once) and the ignore files of the variant
+// into a new temporary directory, and returns it.
+func BombTree(t testing.TB, variant int) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(p string, data []byte) {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := range 100 {
+		for f := range 10 {
+			write(fmt.Sprintf("d%02d/f%d.go", d, f), []byte("package x\n\n// needle\nfunc f() {}\n"))
+		}
+	}
+	switch variant {
+	case FitBomb:
+		write(".gitignore", Bomb(10_000, 1<<20))
+	case RootBomb, NestedBomb:
+		write(".gitignore", Bomb(1<<20, 1<<20))
+	}
+	if variant == NestedBomb {
+		dir := ""
+		for i := range 10 {
+			dir = path.Join(dir, fmt.Sprintf("n%d", i))
+			write(dir+"/.gitignore", Bomb(1<<20, 1<<20))
+			write(dir+"/f.go", []byte("// needle\n"))
 		}
 	}
 	return root

@@ -92,7 +92,7 @@ func BenchmarkListFilesIgnoreBomb(b *testing.B) {
 	for _, v := range []struct {
 		name    string
 		variant int
-	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}} {
+	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}, {"1MiB-globs", ignoretest.GlobBomb}} {
 		b.Run(v.name, func(b *testing.B) {
 			ws, err := confine.New(ignoretest.BombTree(b, v.variant))
 			require.NoError(b, err)

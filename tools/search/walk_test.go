@@ -95,14 +95,15 @@ func TestGrepStopsOnCancel(t *testing.T) {
 
 // BenchmarkGrepIgnoreBomb greps a tree of 1,000 files without ignore
 // files, with 10,000 patterns at the root (every file is matched against
-// them and searched), with a 1 MiB .gitignore at the root and with ten more
-// nested ones (the rules are cut: nothing below is read): the bombs add
+// them and searched), with a 1 MiB .gitignore at the root, with ten more
+// nested ones, and with 1 MiB of wildcard patterns (the rules are cut:
+// nothing below is read): the bombs add
 // little time and memory (B/op) to the search (README, Figures).
 func BenchmarkGrepIgnoreBomb(b *testing.B) {
 	for _, v := range []struct {
 		name    string
 		variant int
-	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}} {
+	}{{"none", ignoretest.NoBomb}, {"10k-patterns", ignoretest.FitBomb}, {"1MiB", ignoretest.RootBomb}, {"1MiB+10-nested", ignoretest.NestedBomb}, {"1MiB-globs", ignoretest.GlobBomb}} {
 		b.Run(v.name, func(b *testing.B) {
 			ws, err := confine.New(ignoretest.BombTree(b, v.variant))
 			require.NoError(b, err)

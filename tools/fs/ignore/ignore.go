@@ -13,8 +13,9 @@
 //   - the deepest ignore file with a matching pattern decides, and in it the
 //     last matching pattern, as in git. (.ignore files are not read.)
 //
-// Bounds: a walk (one Walk value) loads at most MaxPatterns patterns and
-// MaxBytes bytes of ignore files in all. Past them the files met are not
+// Bounds: a walk (one Walk value) loads at most MaxPatterns patterns (of
+// which MaxGlobs wildcard patterns) and MaxBytes bytes of ignore files in
+// all. Past them the files met are not
 // loaded (or loaded only in part), the walk records their directories
 // (Walk.Truncated, Walk.Note) and Rules.Complete reports false for every
 // path below them: the rules of such a directory are not fully known, so

@@ -122,6 +122,20 @@ func TestWalkBounds(t *testing.T) {
 		require.True(t, w.Load(r, "x/y", open("")).Complete() == false, "below a cut level nothing is complete")
 		require.Equal(t, []string{"x"}, w.Truncated())
 	})
+	t.Run("wildcard patterns", func(t *testing.T) {
+		w := ignore.NewWalk()
+		var b strings.Builder
+		for i := range ignore.MaxGlobs + 1 {
+			fmt.Fprintf(&b, "g%d?\n", i)
+		}
+		r := w.Load(nil, "", open(b.String()+"lit\n"))
+		require.False(t, r.Complete())
+		require.True(t, r.Ignored("g0x", false))
+		require.True(t, r.Ignored(fmt.Sprintf("g%dx", ignore.MaxGlobs-1), false))
+		require.False(t, r.Ignored(fmt.Sprintf("g%dx", ignore.MaxGlobs), false), "past the bound")
+		r = w.Load(r, "sub", open("name\n"))
+		require.True(t, r.Ignored("sub/name", false), "literal patterns still load")
+	})
 	t.Run("empty and missing files add no level", func(t *testing.T) {
 		w := ignore.NewWalk()
 		missing := func(string) (io.ReadCloser, error) { return nil, os.ErrNotExist }

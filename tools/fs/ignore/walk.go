@@ -13,9 +13,12 @@ import (
 	"github.com/zqagent/sidecar/tools/confine"
 )
 
-// Bounds of one walk, over all the ignore files it loads.
+// Bounds of one walk, over all the ignore files it loads. Patterns that
+// are not a literal name, a literal path or "*.ext" are matched one by one
+// against every entry, so fewer of them are loaded.
 const (
 	MaxPatterns = 10_000
+	MaxGlobs    = 1_000
 	MaxBytes    = 1 << 20
 )
 
@@ -45,13 +48,15 @@ var errNotRegular = errors.New("not a regular file")
 // Walk is the ignore state of one directory walk: what its ignore files
 // cost so far, and which directories' files were not loaded whole.
 type Walk struct {
-	maxPatterns, maxBytes int
-	patterns, bytes       int      // loaded so far
-	cut                   []string // directories whose ignore files were not loaded whole, in walk order
+	maxPatterns, maxGlobs, maxBytes int
+	patterns, globs, bytes          int      // loaded so far
+	cut                             []string // directories whose ignore files were not loaded whole, in walk order
 }
 
 // NewWalk returns the state of a new walk with the default bounds.
-func NewWalk() *Walk { return &Walk{maxPatterns: MaxPatterns, maxBytes: MaxBytes} }
+func NewWalk() *Walk {
+	return &Walk{maxPatterns: MaxPatterns, maxGlobs: MaxGlobs, maxBytes: MaxBytes}
+}
 
 // Load reads the ignore files names (FileName when none is given) of the
 // directory dir (slash path relative to the walk root, "" for the root)
@@ -113,10 +118,14 @@ func (w *Walk) loadFile(s *set, open Opener, name string) (cut bool) {
 		if !ok {
 			continue
 		}
-		if w.patterns >= w.maxPatterns {
+		glob := k == kindGlobName || k == kindGlobPath
+		if w.patterns >= w.maxPatterns || glob && w.globs >= w.maxGlobs {
 			return true
 		}
 		w.patterns++
+		if glob {
+			w.globs++
+		}
 		s.add(p, k, key)
 	}
 	return cut
@@ -144,8 +153,8 @@ func (w *Walk) Note(consequence string) string {
 	if n := len(w.cut) - len(dirs); n > 0 {
 		more = fmt.Sprintf(" and %d more", n)
 	}
-	return fmt.Sprintf("[ignore rules truncated: the ignore files of %s%s were not fully loaded (a walk loads at most %d patterns and %d KiB of ignore files); %s]",
-		strings.Join(dirs, ", "), more, w.maxPatterns, w.maxBytes>>10, consequence)
+	return fmt.Sprintf("[ignore rules truncated: the ignore files of %s%s were not fully loaded (a walk loads at most %d patterns, %d of them wildcard patterns, and %d KiB of ignore files); %s]",
+		strings.Join(dirs, ", "), more, w.maxPatterns, w.maxGlobs, w.maxBytes>>10, consequence)
 }
 
 // Rules is a chain of ignore files, one level per directory that has any.

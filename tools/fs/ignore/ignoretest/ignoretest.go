@@ -99,6 +99,7 @@ const (
 	FitBomb           // a root .gitignore of 10,000 patterns (the most a walk loads)
 	RootBomb          // a root .gitignore of 1 MiB
 	NestedBomb        // a 1 MiB .gitignore at the root and in ten nested directories
+	GlobBomb          // a root .gitignore of 1 MiB of wildcard patterns ("p1*x")
 )
 
 // BombTree writes a tree of 1,000 small files (100 directories of 10,
@@ -126,6 +127,12 @@ func BombTree(t testing.TB, variant int) string {
 		write(".gitignore", Bomb(10_000, 1<<20))
 	case RootBomb, NestedBomb:
 		write(".gitignore", Bomb(1<<20, 1<<20))
+	case GlobBomb:
+		var b []byte
+		for i := 0; len(b) < 1<<20-16; i++ {
+			b = fmt.Appendf(b, "p%x*x\n", i)
+		}
+		write(".gitignore", b)
 	}
 	if variant == NestedBomb {
 		dir := ""

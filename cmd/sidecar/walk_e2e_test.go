@@ -31,7 +31,7 @@ func setupIn(t *testing.T, script string, fill func(dir string)) *env {
 	e.c = e.p.connect(t)
 	pid, err := e.c.OpenProject(tctx(t), e.projDir)
 	require.NoError(t, err)
-	e.sid, err = e.c.CreateSession(tctx(t), pid, map[string]any{"mode": "auto"})
+	e.sid, err = e.c.CreateSession(tctx(t), pid, map[string]any{"mode": "auto", "vcs": "off"}) // no per-turn snapshot of the large trees
 	require.NoError(t, err)
 	_, err = e.c.Subscribe(tctx(t), e.sid, 0)
 	require.NoError(t, err)

@@ -133,7 +133,7 @@ func listFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 	switch {
 	case l.truncated:
 		fmt.Fprintf(&b, "[truncated at %d entries; list a subdirectory or use a smaller depth]\n", MaxListEntries)
-	case len(l.out) == 0 && iw.Note("") == "":
+	case len(l.out) == 0:
 		fmt.Fprintf(&b, "[%s has no entries to show", t.Display)
 		if l.skipped > 0 {
 			fmt.Fprintf(&b, "; %d hidden, ignored or skipped", l.skipped)

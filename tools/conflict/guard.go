@@ -2,6 +2,7 @@ package conflict
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -98,6 +99,12 @@ func (g *Guard) Known(absPath string) bool {
 // it, or the file still holds what the session last read or wrote. Otherwise
 // the error wraps tools.ErrConflict and tells the model to read again.
 func (g *Guard) CheckWrite(absPath string) error {
+	return g.CheckWriteContext(context.Background(), absPath)
+}
+
+// CheckWriteContext is CheckWrite whose hashing of the file stops with
+// ctx's error once ctx is done.
+func (g *Guard) CheckWriteContext(ctx context.Context, absPath string) error {
 	if g == nil {
 		return nil
 	}
@@ -126,7 +133,7 @@ func (g *Guard) CheckWrite(absPath string) error {
 			return nil // the watcher saw nothing and the file looks the same
 		}
 	}
-	sum, size, err := hashFile(p)
+	sum, size, err := hashFile(ctx, p)
 	if err != nil {
 		return fmt.Errorf("check %s: %w", p, err)
 	}
@@ -146,7 +153,7 @@ func (g *Guard) CheckWrite(absPath string) error {
 	return fmt.Errorf("%w: %s %s after you last read it; call read_file again and redo your edit on the current content", tools.ErrConflict, p, how)
 }
 
-func hashFile(p string) ([sha256.Size]byte, int64, error) {
+func hashFile(ctx context.Context, p string) ([sha256.Size]byte, int64, error) {
 	var sum [sha256.Size]byte
 	f, _, err := confine.OpenReadPath(p) // a FIFO swapped in never blocks the check
 	if err != nil {
@@ -154,7 +161,7 @@ func hashFile(p string) ([sha256.Size]byte, int64, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.Copy(h, tools.ContextReader(ctx, f))
 	if err != nil {
 		return sum, 0, err
 	}

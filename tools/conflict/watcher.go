@@ -1,6 +1,7 @@
 package conflict
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 
@@ -46,7 +46,8 @@ type Stats struct {
 
 // Watcher follows a workspace tree with fsnotify.
 type Watcher struct {
-	root       string // absolute, symlinks resolved
+	root       string   // absolute, symlinks resolved
+	fsroot     *os.Root // root: the ignore files are read through it
 	fsw        *fsnotify.Watcher
 	maxWatches int
 	maxTracked int
@@ -54,6 +55,7 @@ type Watcher struct {
 
 	mu       sync.Mutex
 	watched  map[string]*ignore.Rules // guarded by mu; watched dir -> rules in force inside it
+	ignores  *ignore.Walk             // guarded by mu; the watcher's lifetime is one walk: its ignore files are bounded together
 	changes  map[string]Change        // guarded by mu; path -> changes seen
 	epoch    uint64                   // guarded by mu; bumped when changes were lost
 	limitHit bool                     // guarded by mu
@@ -61,8 +63,9 @@ type Watcher struct {
 	closed   bool                     // guarded by mu
 }
 
-// NewWatcher starts watching root and every directory below it that is not
-// .git, node_modules or gitignored, up to opts.MaxWatches directories.
+// NewWatcher starts watching root and every directory below it that the
+// ignore rules (package ignore) do not skip, up to opts.MaxWatches
+// directories.
 func NewWatcher(root string, opts WatcherOptions) (*Watcher, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -78,12 +81,19 @@ func NewWatcher(root string, opts WatcherOptions) (*Watcher, error) {
 	if opts.MaxTracked <= 0 {
 		opts.MaxTracked = DefaultMaxTracked
 	}
+	fsroot, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", root, err)
+	}
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
+		fsroot.Close()
 		return nil, fmt.Errorf("watch %s: %w", root, err)
 	}
 	w := &Watcher{
 		root:       real,
+		fsroot:     fsroot,
+		ignores:    ignore.NewWalk(),
 		fsw:        fsw,
 		maxWatches: opts.MaxWatches,
 		maxTracked: opts.MaxTracked,
@@ -111,6 +121,7 @@ func (w *Watcher) Close() error {
 	w.mu.Unlock()
 	err := w.fsw.Close()
 	w.wg.Wait()
+	w.fsroot.Close()
 	return err
 }
 
@@ -174,10 +185,14 @@ func (w *Watcher) addTreeLocked(dir string, parent *ignore.Rules) {
 		return
 	}
 	rel := w.rel(dir)
-	// A FIFO named .gitignore must not block the watcher: no blocking
-	// open, special files and files over 1 MiB skipped.
-	data, _ := confine.ReadRegularPath(filepath.Join(dir, ignore.FileName), 1<<20)
-	rules := parent.Child(rel, data)
+	// Read through the root, never blocking (a FIFO named .gitignore is
+	// skipped), within the watcher's ignore bounds. Rules cut by the bounds
+	// only mean more directories watched, which is the safe side.
+	names := []string{ignore.FileName}
+	if rel == "" {
+		names = []string{ignore.ExcludeFile, ignore.FileName}
+	}
+	rules := w.ignores.Load(parent, rel, ignore.RootOpener(w.fsroot, filepath.FromSlash(cmp.Or(rel, "."))), names...)
 	w.watched[dir] = rules
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,6 +76,12 @@ func listFilesSpec(ws *confine.Workspace) tools.Spec {
 // with a trailing "@" (never followed). Paths are relative to the workspace
 // root (absolute for granted directories), ready for read_file.
 func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, hidden bool) (string, error) {
+	return listFiles(ctx, ws, p, depth, hidden, nil)
+}
+
+// listFiles is ListFiles with a hook that tests use to count the entries
+// visited.
+func listFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, hidden bool, onVisit func(rel string)) (string, error) {
 	if p == "" {
 		p = "."
 	}
@@ -102,19 +109,19 @@ func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 		return "", toolErr(TypeNotDir, ErrNotDir, "%s is a file; use read_file to read it", t.Display)
 	}
 
-	// The .gitignore files from the root (or grant) down to the listed
+	// The ignore files from the root (or grant) down to the listed
 	// directory all apply.
-	var rules *ignore.Rules
-	dir := "."
-	rules = rules.Child("", readIgnore(t, "."))
+	iw := ignore.NewWalk()
+	rules := iw.Load(nil, "", ignore.RootOpener(t.Root, "."), ignore.ExcludeFile, ignore.FileName)
 	if t.Rel != "." {
+		dir := ""
 		for _, part := range strings.Split(filepath.ToSlash(t.Rel), "/") {
-			dir = filepath.Join(dir, part)
-			rules = rules.Child(filepath.ToSlash(dir), readIgnore(t, dir))
+			dir = path.Join(dir, part)
+			rules = iw.Load(rules, dir, ignore.RootOpener(t.Root, dir))
 		}
 	}
 
-	l := lister{ctx: ctx, ws: ws, t: t, hidden: hidden}
+	l := lister{ctx: ctx, ws: ws, t: t, hidden: hidden, iw: iw, onVisit: onVisit}
 	if err := l.walk(t.Rel, rules, depth); err != nil {
 		return "", err
 	}
@@ -133,17 +140,10 @@ func ListFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 		}
 		b.WriteString("]\n")
 	}
-	return b.String(), nil
-}
-
-// readIgnore reads dir's .gitignore; one that is not a regular file (a
-// FIFO would block the listing) or is over 1 MiB is ignored.
-func readIgnore(t *Target, dir string) []byte {
-	data, err := confine.ReadRegular(t.Root, filepath.Join(dir, ignore.FileName), 1<<20)
-	if err != nil {
-		return nil
+	if note := iw.Note("the entries below them are listed by the rules that were loaded"); note != "" {
+		b.WriteString(note + "\n")
 	}
-	return data
+	return b.String(), nil
 }
 
 type lister struct {
@@ -154,6 +154,8 @@ type lister struct {
 	out       []string
 	skipped   int
 	truncated bool
+	iw        *ignore.Walk
+	onVisit   func(rel string) // tests: called for each entry the walk visits
 }
 
 func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
@@ -180,7 +182,13 @@ func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
 		if l.truncated {
 			return nil
 		}
+		if err := l.ctx.Err(); err != nil {
+			return err
+		}
 		name := e.Name()
+		if l.onVisit != nil {
+			l.onVisit(filepath.Join(dir, name))
+		}
 		isDir := e.IsDir()
 		rel := filepath.Join(dir, name)
 		if (!l.hidden && ignore.Hidden(name)) || (isDir && ignore.AlwaysSkipped(name)) ||
@@ -199,7 +207,7 @@ func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
 		case isDir:
 			l.out = append(l.out, shown+"/")
 			if depth > 1 {
-				sub := rules.Child(filepath.ToSlash(rel), readIgnore(l.t, rel))
+				sub := l.iw.Load(rules, filepath.ToSlash(rel), ignore.RootOpener(l.t.Root, rel))
 				if err := l.walk(rel, sub, depth-1); err != nil {
 					return err
 				}

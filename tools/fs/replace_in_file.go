@@ -94,7 +94,7 @@ func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.G
 	if looksBinary(data) {
 		return nil, toolErr(TypeBinary, ErrBinary, "%s looks like a binary file", t.Display)
 	}
-	if err := guard.CheckWrite(t.Real); err != nil {
+	if err := guard.CheckWriteContext(ctx, t.Real); err != nil {
 		return nil, err
 	}
 	content := string(data)

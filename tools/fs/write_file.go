@@ -94,7 +94,7 @@ func WriteFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard
 		return nil, err
 	}
 	defer t.Close()
-	if err := guard.CheckWrite(t.Real); err != nil {
+	if err := guard.CheckWriteContext(ctx, t.Real); err != nil {
 		return nil, err
 	}
 	// Never blocks on a FIFO, and refuses to replace a special file.

@@ -192,7 +192,7 @@ func (t *Tool) load(ctx context.Context, a mediaArgs) (name, mt string, data []b
 		name, data, err = t.download(ctx, a.URL)
 		source = a.URL
 	} else {
-		name, data, err = t.readFile(a.Path)
+		name, data, err = t.readFile(ctx, a.Path)
 		if t.ws != nil {
 			source = t.ws.Rel(a.Path)
 		}
@@ -210,7 +210,7 @@ func (t *Tool) load(ctx context.Context, a mediaArgs) (name, mt string, data []b
 	return name, mt, data, source, nil
 }
 
-func (t *Tool) readFile(p string) (string, []byte, error) {
+func (t *Tool) readFile(ctx context.Context, p string) (string, []byte, error) {
 	if t.ws == nil {
 		return "", nil, tools.Errorf("unavailable", "%w: no workspace; give a url", tools.ErrUnavailable)
 	}
@@ -230,7 +230,7 @@ func (t *Tool) readFile(p string) (string, []byte, error) {
 	if fi.Size() > MaxAttachmentBytes {
 		return "", nil, tools.Errorf("too_large", "%w: %s is %d bytes, more than %d", ErrLimit, p, fi.Size(), MaxAttachmentBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxAttachmentBytes+1))
+	data, err := io.ReadAll(io.LimitReader(tools.ContextReader(ctx, f), MaxAttachmentBytes+1))
 	if err != nil {
 		return "", nil, fileErr(p, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 
 // Limits of a search.
@@ -35,6 +36,8 @@ type Query struct {
 	MaxResults int // matching lines; 0 means DefaultMaxResults
 	Context    int // lines before and after each match
 	Workers    int // 0 means GOMAXPROCS
+
+	onVisit func(rel string) // tests: called for each entry the walk visits
 }
 
 // Line is one line of the result: a match or a context line.
@@ -52,6 +55,10 @@ type Result struct {
 	Files     int    // files with a match in Lines
 	Truncated bool   // more matches exist than Lines shows
 	Searched  int    // files read
+	// IgnoreNote says that the walk's ignore rules were truncated (package
+	// ignore's bounds) and that files below the directories it names were
+	// not searched; "" when they were not.
+	IgnoreNote string
 }
 
 // fileResult is what one worker found in one file.
@@ -81,6 +88,7 @@ type run struct {
 	perFile int
 	ctx     context.Context
 	stop    context.CancelFunc // ends the walk once enough results are in
+	ignores *ignore.Walk       // the walk's ignore files and their bounds; used by the walk goroutine only
 
 	mu       sync.Mutex
 	slots    []*fileResult // guarded by mu; by walk order, nil until searched
@@ -173,15 +181,13 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 			}
 		})
 	}
-	level := (*ignoreLevel)(nil)
-	if r.prefix == "" {
-		level = ancestorsLevel(r.root, rel)
-		if rel != "" && level.ignored(rel, true) {
-			level = nil // an ignored directory named explicitly is searched
-		}
+	r.ignores = ignore.NewWalk()
+	rules := r.ancestorRules(rel)
+	if rel != "" && rules.Complete() && rules.IgnoredPath(rel) {
+		rules = nil // an ignored directory named explicitly is searched
 	}
 	if d, err := r.openStart(rel); err == nil {
-		r.walk(d, rel, level, jobs)
+		r.walk(d, rel, rules, jobs)
 		d.release()
 	}
 	close(jobs)
@@ -196,7 +202,12 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 // order, depth first. Subdirectories and files are opened relative to d,
 // one name at a time, never following a link: a directory swapped for a
 // link mid-walk cannot lead out.
-func (r *run) walk(d *dirRef, rel string, level *ignoreLevel, jobs chan<- job) {
+//
+// The ctx is checked before each entry: no entry is visited once the
+// search is cancelled. Files below a directory whose ignore rules were not
+// loaded whole (ignore.Rules.Complete) are not read: they may be what
+// those rules exclude.
+func (r *run) walk(d *dirRef, rel string, rules *ignore.Rules, jobs chan<- job) {
 	if r.ctx.Err() != nil {
 		return
 	}
@@ -206,15 +217,19 @@ func (r *run) walk(d *dirRef, rel string, level *ignoreLevel, jobs chan<- job) {
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
-		if e.Name() == ".gitignore" {
-			if data, err := r.readAt(d, joinRel(rel, ".gitignore"), ".gitignore", nil); err == nil && len(data) <= 1<<20 {
-				level = level.pushData(rel, data)
-			}
+		if e.Name() == ignore.FileName {
+			rules = r.ignores.Load(rules, rel, r.ignoreOpener(d, rel))
 			break
 		}
 	}
 	for _, e := range entries {
+		if r.ctx.Err() != nil {
+			return
+		}
 		name := e.Name()
+		if r.q.onVisit != nil {
+			r.q.onVisit(joinRel(rel, name))
+		}
 		typ := e.Type()
 		if typ&os.ModeSymlink != 0 {
 			continue // never followed: a link may point out of the workspace
@@ -225,20 +240,20 @@ func (r *run) walk(d *dirRef, rel string, level *ignoreLevel, jobs chan<- job) {
 		}
 		switch {
 		case typ.IsDir():
-			if skipDirs[name] || level.ignored(erel, true) {
+			if ignore.AlwaysSkipped(name) || rules.Ignored(erel, true) {
 				continue
 			}
 			sub, err := r.openDirAt(d, erel, name)
 			if err != nil {
 				continue
 			}
-			r.walk(sub, erel, level, jobs)
+			r.walk(sub, erel, rules, jobs)
 			sub.release()
 			if r.ctx.Err() != nil {
 				return
 			}
 		case typ.IsRegular():
-			if level.ignored(erel, false) || (!r.globs.empty() && !r.globs.match(erel)) {
+			if rules.Ignored(erel, false) || (!r.globs.empty() && !r.globs.match(erel)) || !rules.Complete() {
 				continue
 			}
 			r.mu.Lock()
@@ -362,6 +377,9 @@ func (r *run) result() (*Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res := &Result{Searched: r.searched}
+	if r.ignores != nil {
+		res.IgnoreNote = r.ignores.Note("grep did not search the files below them")
+	}
 	for _, fr := range r.slots {
 		if fr == nil { // not searched: the walk stopped after enough matches
 			res.Truncated = true

@@ -121,8 +121,12 @@ func RegisterSearchTool(reg *tools.Registry, ws *confine.Workspace) {
 // "path-line-text" for context lines and "--" between separate groups
 // (when withContext), then a summary line. The text is capped at maxBytes.
 func (r *Result) Text(withContext bool, maxBytes int) string {
+	note := ""
+	if r.IgnoreNote != "" {
+		note = "\n" + r.IgnoreNote
+	}
 	if len(r.Lines) == 0 {
-		return fmt.Sprintf("No matches (%d files searched).", r.Searched)
+		return fmt.Sprintf("No matches (%d files searched).", r.Searched) + note
 	}
 	var b strings.Builder
 	clipped := false
@@ -153,5 +157,6 @@ func (r *Result) Text(withContext bool, maxBytes int) string {
 	default:
 		b.WriteString(".")
 	}
+	b.WriteString(note)
 	return b.String()
 }

@@ -2,7 +2,10 @@
 
 package search
 
-import "github.com/zqagent/sidecar/tools/confine"
+import (
+	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/tools/fs/ignore"
+)
 
 // openDirAt opens the subdirectory at rel through the run's root.
 func (r *run) openDirAt(_ *dirRef, rel string, _ string) (*dirRef, error) {
@@ -23,4 +26,10 @@ func (r *run) readAt(_ *dirRef, rel string, _ string, buf *[]byte) ([]byte, erro
 		buf = new([]byte)
 	}
 	return r.readFile(rel, buf)
+}
+
+// ignoreOpener opens the ignore files of the directory at rel through the
+// run's root.
+func (r *run) ignoreOpener(_ *dirRef, rel string) ignore.Opener {
+	return ignore.RootOpener(r.root, relPath(rel))
 }

@@ -3,9 +3,12 @@
 package search
 
 import (
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 
 // openat opens name, one component, relative to the open directory d:
@@ -66,4 +69,22 @@ func (r *run) readAt(d *dirRef, _ string, name string, buf *[]byte) ([]byte, err
 			}
 		}
 	}, buf)
+}
+
+// ignoreOpener opens the ignore files of the open directory d (at rel),
+// one name relative to d, never following a link, never blocking, regular
+// files only.
+func (r *run) ignoreOpener(d *dirRef, _ string) ignore.Opener {
+	return func(name string) (io.ReadCloser, error) {
+		fd, err := openat(d, name, unix.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(fd)
+			return nil, errSkip
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
 }

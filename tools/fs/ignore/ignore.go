@@ -1,69 +1,56 @@
-// Package ignore decides which paths a directory walk skips: .git and
-// node_modules always, hidden entries on request, and whatever the .gitignore
-// files met on the way down exclude (github.com/sabhiram/go-gitignore).
+// Package ignore is the one ignore walker rule set of the sidecar: it decides
+// which paths a directory walk skips, for list_files, grep and the conflict
+// watcher alike.
 //
-// Concurrency: Rules values are immutable once built; a walk builds a child
-// per directory and may share parents between goroutines.
+// The rules:
+//   - .git, .hg, .svn and node_modules directories are never walked
+//     (AlwaysSkipped); hidden entries are skipped on request (Hidden);
+//   - .git/info/exclude of the walk's root and the .gitignore of every
+//     directory met on the way down exclude what they match, with
+//     gitignore's syntax: "#" comments, "!" negation, a trailing "/" for
+//     directories only, a "/" at the start or in the middle anchoring the
+//     pattern to its file's directory, "*", "?", "[…]" and "**";
+//   - the deepest ignore file with a matching pattern decides, and in it the
+//     last matching pattern, as in git. (.ignore files are not read.)
+//
+// Bounds: a walk (one Walk value) loads at most MaxPatterns patterns (of
+// which MaxGlobs wildcard patterns) and MaxBytes bytes of ignore files in
+// all. Past them the files met are not
+// loaded (or loaded only in part), the walk records their directories
+// (Walk.Truncated, Walk.Note) and Rules.Complete reports false for every
+// path below them: the rules of such a directory are not fully known, so
+// the walkers treat it conservatively (list_files lists what the loaded
+// rules let through; grep does not read files there; the conflict watcher
+// watches more directories rather than fewer).
+//
+// Matching compiles no regular expression: literal names, literal paths and
+// "*.ext" patterns are looked up in maps, and only the other patterns are
+// matched one by one with github.com/bmatcuk/doublestar/v4.
+//
+// Concurrency: Rules values are immutable once built and may be shared
+// between goroutines. A Walk belongs to one walk and is not safe for
+// concurrent use.
 package ignore
 
-import (
-	"path"
-	"strings"
+import "strings"
 
-	gitignore "github.com/sabhiram/go-gitignore"
-)
-
-// FileName is the name of the ignore files a walk reads.
+// FileName is the name of the per-directory ignore files a walk reads.
 const FileName = ".gitignore"
 
-// AlwaysSkipped reports whether a directory of this name is never walked.
+// ExcludeFile is the repository's own exclude file, read at the walk's root.
+const ExcludeFile = ".git/info/exclude"
+
+// AlwaysSkipped reports whether a directory of this name is never walked:
+// version control metadata and node_modules.
 func AlwaysSkipped(name string) bool {
-	return name == ".git" || name == "node_modules"
+	switch name {
+	case ".git", ".hg", ".svn", "node_modules":
+		return true
+	}
+	return false
 }
 
 // Hidden reports whether a base name is a dot file.
 func Hidden(name string) bool {
 	return strings.HasPrefix(name, ".") && name != "." && name != ".."
-}
-
-// Rules is a chain of .gitignore files, one per directory level that has one.
-// The zero value (and nil) ignores nothing.
-type Rules struct {
-	parent *Rules
-	dir    string // slash path of the .gitignore's directory, relative to the walk root; "" for the root
-	gi     *gitignore.GitIgnore
-}
-
-// Child returns the rules in force inside dir (slash path relative to the
-// walk root) given the content of dir's own .gitignore (nil or empty when
-// there is none).
-func (r *Rules) Child(dir string, gitignoreData []byte) *Rules {
-	if len(strings.TrimSpace(string(gitignoreData))) == 0 {
-		return r
-	}
-	dir = strings.Trim(path.Clean("/"+dir), "/")
-	lines := strings.Split(string(gitignoreData), "\n")
-	return &Rules{parent: r, dir: dir, gi: gitignore.CompileIgnoreLines(lines...)}
-}
-
-// Ignored reports whether rel (slash path relative to the walk root) is
-// excluded by any .gitignore of the chain that lies above it.
-func (r *Rules) Ignored(rel string, isDir bool) bool {
-	rel = strings.Trim(path.Clean("/"+rel), "/")
-	for l := r; l != nil; l = l.parent {
-		sub := rel
-		if l.dir != "" {
-			if !strings.HasPrefix(rel, l.dir+"/") {
-				continue
-			}
-			sub = rel[len(l.dir)+1:]
-		}
-		if isDir {
-			sub += "/"
-		}
-		if l.gi.MatchesPath(sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,9 +68,20 @@ type Endpoint struct {
 	// Log receives the endpoint's logs (never the token).
 	Log *slog.Logger
 
-	origins     []string // allowed origins, canonical (SetOrigins)
-	port        atomic.Int32
-	lastRelease atomic.Int64 // unix ns of the last releaseMemory
+	origins   []string // allowed origins, canonical (SetOrigins)
+	port      atomic.Int32
+	slotsOnce sync.Once
+	frames    *frameSlots // the large-frame buffers (slots)
+
+	releaseMu      sync.Mutex // guards lastRelease, releasePending
+	lastRelease    time.Time  // when releaseMemory last gave memory back
+	releasePending bool       // a release is scheduled (releaseMemory)
+}
+
+// slots are the endpoint's large-frame buffers, made on first use.
+func (e *Endpoint) slots() *frameSlots {
+	e.slotsOnce.Do(func() { e.frames = newFrameSlots(LargeFrameSlots) })
+	return e.frames
 }
 
 // SetPort records the port the endpoint listens on (the Host check needs it).
@@ -135,13 +147,29 @@ func (e *Endpoint) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error)
 	return c, nil
 }
 
-// releaseMemory gives freed heap back to the OS after a big frame was
-// handled, at most once a second across the endpoint (it runs a GC).
+// releaseMemory gives freed heap back to the OS after a large frame was
+// handled. It runs a GC, so it runs at most once a second across the
+// endpoint: a call within a second of the last release schedules one at
+// the end of that second (a timer that only calls debug.FreeOSMemory),
+// so the memory of the last of many frames comes back too.
 func (e *Endpoint) releaseMemory() {
-	now := time.Now().UnixNano()
-	last := e.lastRelease.Load()
-	if now-last < int64(time.Second) || !e.lastRelease.CompareAndSwap(last, now) {
+	e.releaseMu.Lock()
+	defer e.releaseMu.Unlock()
+	if e.releasePending {
 		return
 	}
-	debug.FreeOSMemory()
+	wait := time.Second - time.Since(e.lastRelease)
+	if wait <= 0 {
+		e.lastRelease = time.Now()
+		debug.FreeOSMemory()
+		return
+	}
+	e.releasePending = true
+	time.AfterFunc(wait, func() {
+		e.releaseMu.Lock()
+		e.releasePending = false
+		e.lastRelease = time.Now()
+		e.releaseMu.Unlock()
+		debug.FreeOSMemory()
+	})
 }

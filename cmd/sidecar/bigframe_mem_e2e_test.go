@@ -1,0 +1,186 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
+)
+
+// memOf reads a process's VmRSS and VmHWM (KiB) from /proc.
+func memOf(t *testing.T, pid int) (rss, hwm int) {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Fields(v)[0])
+		require.NoError(t, err)
+		if k == "VmRSS" {
+			rss = n
+		} else {
+			hwm = n
+		}
+	}
+	require.NotZero(t, rss)
+	require.NotZero(t, hwm)
+	return rss, hwm
+}
+
+// resetPeak makes VmHWM the current RSS (clear_refs 5), so that the next
+// peak is one request's.
+func resetPeak(t *testing.T, pid int) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0))
+}
+
+const mib = 1 << 10 // KiB in a MiB
+
+// settledRSS waits until the RSS stays put (the sidecar is idle after
+// setup) and returns it.
+func settledRSS(t *testing.T, pid int) int {
+	t.Helper()
+	var last int
+	require.Eventually(t, func() bool {
+		rss, _ := memOf(t, pid)
+		still := last != 0 && rss-last < 512 && last-rss < 512
+		last = rss
+		return still
+	}, 10*time.Second, 200*time.Millisecond)
+	return last
+}
+
+// pngBytes is n bytes of an image: a PNG signature, then random bytes (so
+// that nothing compresses or dedups them).
+func pngBytes(t *testing.T, n int) []byte {
+	b := make([]byte, n)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	copy(b, "\x89PNG\r\n\x1a\n")
+	return b
+}
+
+// turnStartFrame is a turn.start frame with attachments.
+func turnStartFrame(t *testing.T, id string, sid string, files [][]byte) []byte {
+	t.Helper()
+	atts := make([]map[string]string, len(files))
+	for i, f := range files {
+		atts[i] = map[string]string{"name": fmt.Sprintf("shot-%d.png", i), "mimeType": "image/png", "dataUrl": "data:image/png;base64," + base64.StdEncoding.EncodeToString(f)}
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "turn.start", "params": map[string]any{"sessionId": sid, "text": "look", "attachments": atts}})
+	require.NoError(t, err)
+	return b
+}
+
+// rawAnswer sends a frame and returns the response to it: the answer to a
+// string id (or a null one) is the connection's only frame without a
+// method (c subscribes to nothing).
+func rawAnswer(t *testing.T, c *client.Client, frame []byte) json.RawMessage {
+	t.Helper()
+	require.NoError(t, c.WriteRaw(tctx(t), frame))
+	for {
+		select {
+		case n := <-c.Notifications():
+			if n.Method == "" {
+				return n.Params
+			}
+		case <-tctx(t).Done():
+			t.Fatal("no answer")
+		}
+	}
+}
+
+// TestE2ELargeFrameCostsItsSizeOnce: a frame of up to the maximum size
+// costs at most twice its size over idle at the peak (VmHWM), and within
+// 10 s of its answer the RSS is back within 30 MiB of idle — for a valid
+// turn with 4 attachments at the 10 MB limit (decoded straight to their
+// files), 4 × 10 MB attachments (refused: over the total), a text of the
+// frame's size (refused) and a frame of garbage (refused).
+func TestE2ELargeFrameCostsItsSizeOnce(t *testing.T) {
+	e := setup(t, writeScript(t, text("one"), text("two")), nil)
+	pid := e.p.cmd.Process.Pid
+	raw := e.p.connect(t)
+	// Warm up: a turn with a small attachment.
+	small := pngBytes(t, 1000)
+	ans := rawAnswer(t, raw, turnStartFrame(t, "warm", e.sid, [][]byte{small}))
+	require.Contains(t, string(ans), `"turnId"`)
+	untilType(t, e.c, e.sid, "turn_end")
+	idle := settledRSS(t, pid)
+
+	quarter := make([][]byte, 4)
+	for i := range quarter {
+		quarter[i] = pngBytes(t, ipc.MaxAttachmentBytes/4)
+	}
+	tens := make([][]byte, 4)
+	for i := range tens {
+		tens[i] = pngBytes(t, 10_000_000)
+	}
+	textFrame := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"text","method":"turn.start","params":{"sessionId":%q,"text":"%s"}}`, e.sid, strings.Repeat("a", wsrpc.MaxFrame-200))
+	garbage := bytes.Repeat([]byte("{[garbage"), wsrpc.MaxFrame/9)
+	cases := []struct {
+		name  string
+		frame []byte
+		want  string // in the answer
+	}{
+		{"4 attachments, 10 MB together", turnStartFrame(t, "valid", e.sid, quarter), `"turnId"`},
+		{"4 × 10 MB attachments", turnStartFrame(t, "tens", e.sid, tens), `attachments total more than`},
+		{"oversized text", textFrame, `text: 58720056 bytes; at most 1048576`},
+		{"garbage", garbage, `"code":-32700`},
+	}
+	for _, tc := range cases {
+		resetPeak(t, pid)
+		ans := rawAnswer(t, raw, tc.frame)
+		require.Contains(t, string(ans), tc.want, tc.name)
+		_, hwm := memOf(t, pid)
+		frameKiB := len(tc.frame) >> 10
+		t.Logf("%s: frame %.1f MiB, idle %.1f MiB, peak %.1f MiB (+%.1f MiB, %.2f× the frame)", tc.name,
+			float64(frameKiB)/mib, float64(idle)/mib, float64(hwm)/mib, float64(hwm-idle)/mib, float64(hwm-idle)/float64(frameKiB))
+		require.LessOrEqual(t, hwm-idle, 2*frameKiB, "%s: the peak over idle is at most twice the frame", tc.name)
+		start := time.Now()
+		require.Eventually(t, func() bool {
+			rss, _ := memOf(t, pid)
+			return rss <= idle+30*mib
+		}, 10*time.Second, 50*time.Millisecond, "%s: the memory comes back", tc.name)
+		rss, _ := memOf(t, pid)
+		t.Logf("%s: back to %.1f MiB after %v", tc.name, float64(rss)/mib, time.Since(start).Round(10*time.Millisecond))
+		if tc.want == `"turnId"` {
+			// The turn ran with the attachments, stored as files; history and
+			// events carry refs.
+			evs := untilType(t, e.c, e.sid, "turn_end")
+			var start struct {
+				Attachments []struct {
+					Name string `json:"name"`
+					Size int    `json:"size"`
+					Path string `json:"path"`
+				} `json:"attachments"`
+			}
+			require.NoError(t, json.Unmarshal(evs[0].Data, &start))
+			require.Len(t, start.Attachments, 4)
+			for i, a := range start.Attachments {
+				require.Equal(t, fmt.Sprintf("shot-%d.png", i), a.Name)
+				require.Equal(t, len(quarter[i]), a.Size)
+				b, err := os.ReadFile(filepath.Join(e.dataDir, "sessions", e.sid, filepath.FromSlash(a.Path)))
+				require.NoError(t, err)
+				require.True(t, bytes.Equal(quarter[i], b), "attachment %d is stored as sent", i)
+			}
+		}
+	}
+}

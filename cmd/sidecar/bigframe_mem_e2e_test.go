@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +185,73 @@ func TestE2ELargeFrameCostsItsSizeOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestE2EParallelLargeFramesStayInBudget: four connections send a frame
+// of the maximum size at once; the sidecar holds at most the documented
+// budget of large frames (wsrpc.LargeFrameSlots × MaxFrame) at a time —
+// the others wait to be read — and a fifth connection's small requests are
+// answered all along.
+func TestE2EParallelLargeFramesStayInBudget(t *testing.T) {
+	e := setup(t, writeScript(t, text("one")), nil)
+	pid := e.p.cmd.Process.Pid
+	conns := make([]*client.Client, 4)
+	for i := range conns {
+		conns[i] = e.p.connect(t)
+	}
+	idle := settledRSS(t, pid)
+	frame := func(i int) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"big-%d","method":"turn.start","params":{"sessionId":%q,"text":"%s"}}`, i, e.sid, strings.Repeat("a", wsrpc.MaxFrame-200))
+	}
+	frames := [][]byte{frame(0), frame(1), frame(2), frame(3)}
+
+	resetPeak(t, pid)
+	var wg sync.WaitGroup
+	answers := make([]string, len(conns))
+	var pending atomic.Int32
+	pending.Store(int32(len(conns)))
+	for i, c := range conns {
+		wg.Go(func() {
+			defer pending.Add(-1)
+			if err := c.WriteRaw(tctx(t), frames[i]); err != nil {
+				answers[i] = err.Error()
+				return
+			}
+			for n := range c.Notifications() {
+				if n.Method == "" {
+					answers[i] = string(n.Params)
+					return
+				}
+			}
+		})
+	}
+	// Small requests on a fifth connection, while the large frames are in
+	// flight: each is answered.
+	var during, total int
+	var slowest time.Duration
+	for pending.Load() > 0 {
+		start := time.Now()
+		var got json.RawMessage
+		require.NoError(t, e.c.Call(tctx(t), "session.get", map[string]string{"sessionId": e.sid}, &got))
+		require.Contains(t, string(got), e.sid)
+		slowest = max(slowest, time.Since(start))
+		total++
+		if pending.Load() > 0 {
+			during++
+		}
+	}
+	wg.Wait()
+	for i, a := range answers {
+		require.Contains(t, a, `text: 58720056 bytes; at most 1048576`, "connection %d", i)
+	}
+	require.Positive(t, during, "small requests were answered while the large frames were in flight")
+	_, hwm := memOf(t, pid)
+	budget := wsrpc.LargeFrameSlots * wsrpc.MaxFrame >> 10
+	t.Logf("4 × %.1f MiB frames at once: idle %.1f MiB, peak %.1f MiB (+%.1f MiB; budget %d MiB); %d small requests answered meanwhile, the slowest in %v",
+		float64(len(frames[0])>>10)/mib, float64(idle)/mib, float64(hwm)/mib, float64(hwm-idle)/mib, budget/mib, during, slowest.Round(time.Millisecond))
+	require.LessOrEqual(t, hwm-idle, budget+16*mib, "at most the budget of large frames at a time")
+	require.Eventually(t, func() bool {
+		rss, _ := memOf(t, pid)
+		return rss <= idle+30*mib
+	}, 10*time.Second, 50*time.Millisecond, "the memory comes back")
 }

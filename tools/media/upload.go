@@ -82,6 +82,11 @@ func SaveUploads(sessionDir string, in []Upload) ([]llm.Attachment, []llm.Stored
 		if mt == "" {
 			mt = declared
 		}
+		if mt != "" && !validType(mt) {
+			// NormalizeAttachments lets it through and SaveAttachments
+			// refuses it: refused here, as the attachment's fault.
+			return fail(bad(fmt.Errorf("%w: bad media type %q", ErrAttachment, truncate(mt, 64))))
+		}
 		if mt == "" || mt == "application/octet-stream" {
 			mt = DetectMIME(u.Name, src.head)
 		}

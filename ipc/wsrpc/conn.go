@@ -155,13 +155,13 @@ func (c *Conn) readLoop() {
 
 // done ends a frame's life once it was handled: a large frame's buffer is
 // freed (its pages go back to the OS) and so is the heap its handling
-// left behind (releaseMemory). Nothing may read the frame after done.
+// left behind (ReleaseMemory). Nothing may read the frame after done.
 func (c *Conn) done(f frame) {
 	if !f.large() {
 		return
 	}
 	c.e.slots().put(f.buf, len(f.data))
-	c.e.releaseMemory()
+	c.e.ReleaseMemory()
 }
 
 // handleFrame runs the requests of one frame (concurrently for a batch) and

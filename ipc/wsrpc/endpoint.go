@@ -28,7 +28,9 @@ type StatusCode = websocket.StatusCode
 const StatusGoingAway = websocket.StatusGoingAway
 
 // Handler serves one method. ctx ends when the connection ends; params is
-// the raw params member (nil when absent). A handler decodes params with
+// the raw params member (nil when absent), which aliases the frame: it is
+// valid only until the handler returns (and its FollowUp ran), so a
+// handler keeps nothing of it but what it decoded (DecodeParams copies). A handler decodes params with
 // DecodeParams and returns errors wrapping sentinels (this package's or the
 // endpoint's ErrorCodes). A FollowUp result runs work after the answer is
 // queued.
@@ -74,8 +76,8 @@ type Endpoint struct {
 	frames    *frameSlots // the large-frame buffers (slots)
 
 	releaseMu      sync.Mutex // guards lastRelease, releasePending
-	lastRelease    time.Time  // when releaseMemory last gave memory back
-	releasePending bool       // a release is scheduled (releaseMemory)
+	lastRelease    time.Time  // when ReleaseMemory last gave memory back
+	releasePending bool       // a release is scheduled (ReleaseMemory)
 }
 
 // slots are the endpoint's large-frame buffers, made on first use.
@@ -147,12 +149,13 @@ func (e *Endpoint) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error)
 	return c, nil
 }
 
-// releaseMemory gives freed heap back to the OS after a large frame was
-// handled. It runs a GC, so it runs at most once a second across the
+// ReleaseMemory gives freed heap back to the OS after work that left much
+// garbage (a large frame handled, a model request that carried stored
+// attachments). It runs a GC, so it runs at most once a second across the
 // endpoint: a call within a second of the last release schedules one at
 // the end of that second (a timer that only calls debug.FreeOSMemory),
 // so the memory of the last of many frames comes back too.
-func (e *Endpoint) releaseMemory() {
+func (e *Endpoint) ReleaseMemory() {
 	e.releaseMu.Lock()
 	defer e.releaseMu.Unlock()
 	if e.releasePending {

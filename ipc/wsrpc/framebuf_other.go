@@ -6,5 +6,5 @@ package wsrpc
 func allocFrameMem(size int) ([]byte, error) { return make([]byte, size), nil }
 
 // releaseFrameMem lets go of the buffer: the next frame allocates again,
-// and releaseMemory gives the freed heap back to the OS.
+// and ReleaseMemory gives the freed heap back to the OS.
 func releaseFrameMem([]byte, int) []byte { return nil }

@@ -18,26 +18,21 @@ const (
 // AttachmentWire is an attachment as a client sends it.
 type AttachmentWire = protocol.Attachment
 
-// saveAttachments validates the attachments with the library's
-// normalization (media.NormalizeAttachments: media types only, non-empty, a
-// data URL whose type matches mimeType, at most 4, within the size limits),
-// writes their bytes under the session folder (attachments/<time>-<i>-<name>)
-// and returns them inline (for the model) and as refs (for history and
-// events). A refused attachment is an invalid-params error naming it.
-func saveAttachments(sessionDir string, in []AttachmentWire) ([]llm.Attachment, []llm.StoredAttachment, error) {
-	if len(in) == 0 {
-		return nil, nil, nil
-	}
-	raw := make([]llm.Attachment, len(in))
-	for i, a := range in {
-		raw[i] = llm.Attachment{Name: a.Name, MimeType: a.MimeType, DataURL: a.DataURL}
-	}
-	atts, err := media.NormalizeAttachments(raw)
-	if err != nil {
+// saveAttachments validates the attachments with the library's rules
+// (media.SaveUploads, NormalizeAttachments' normalization: media types
+// only, non-empty, a data URL whose type matches mimeType, at most 4,
+// within the size limits), decodes their bytes straight to files under the
+// session folder (attachments/<time>-<i>-<name>) and returns them for the
+// model (naming their files: the history keeps no copy of their bytes)
+// and as refs (for history and events). A refused attachment is an
+// invalid-params error naming it.
+func saveAttachments(sessionDir string, in []media.Upload) ([]llm.Attachment, []llm.StoredAttachment, error) {
+	atts, refs, err := media.SaveUploads(sessionDir, in)
+	var ae *media.AttachmentError
+	switch {
+	case errors.As(err, &ae), errors.Is(err, media.ErrAttachment):
 		return nil, nil, attachmentParamError(err)
-	}
-	refs, err := media.SaveAttachments(sessionDir, atts)
-	if err != nil {
+	case err != nil:
 		return nil, nil, fmt.Errorf("save attachments: %w", err)
 	}
 	return atts, refs, nil

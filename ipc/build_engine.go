@@ -1,6 +1,8 @@
 package ipc
 
 import (
+	"slices"
+
 	"github.com/zqagent/sidecar/agent"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
@@ -66,9 +68,8 @@ func buildEngine(sp engineSpec, s *Server, h *host.Session) (*engine.Engine, err
 		// A call's start is durable before it runs (at most once).
 		Ledger: h.Ledger(),
 	}
-	if len(sp.Hooks) > 0 {
-		opts.Hook = engine.CompositeHook(sp.Hooks)
-	}
+	// The memory of requests that carried uploads goes back to the OS.
+	opts.Hook = engine.CompositeHook(slices.Concat(sp.Hooks, []engine.Hook{&mediaRelease{release: s.rpc.ReleaseMemory}}))
 	if s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
 		opts.Terminals = s.opts.Terminals
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // handler serves one method. ctx ends when the connection ends; params is
-// the raw params member (nil when absent). A handler decodes params with
+// the raw params member (nil when absent), valid only until the handler
+// returns (it aliases the frame: see wsrpc.Handler). A handler decodes params with
 // decodeParams and returns errors wrapping the package's sentinels.
 type handler func(ctx context.Context, c *conn, params json.RawMessage) (any, error)
 

@@ -41,15 +41,9 @@ type (
 func newTurnID() string { return "turn_" + uuid.NewString() }
 
 func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
-	var p TurnStartParams
-	if err := decodeParams(raw, &p); err != nil {
+	p, err := decodeTurnStart(raw) // the attachments alias the frame: no copy
+	if err != nil {
 		return nil, err
-	}
-	if p.Text == "" && len(p.Attachments) == 0 {
-		return nil, invalidField("text", "required (or attachments)")
-	}
-	if len(p.Text) > MaxTurnText {
-		return nil, invalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", len(p.Text), MaxTurnText))
 	}
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {

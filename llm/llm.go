@@ -54,11 +54,17 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
-// Attachment is an inline media file: data:<mime>;base64,<payload>.
+// Attachment is a media file for the model: inline as
+// data:<mime>;base64,<payload>, or, when DataURL is empty, the file at
+// Path, read when a request is built (a user's uploads: the history then
+// holds no copy of their bytes). Providers take the data URL from URL.
 type Attachment struct {
 	Name     string `json:"name"`
 	MimeType string `json:"mimeType"`
 	DataURL  string `json:"dataUrl"`
+	// Path is the absolute path of the stored file, for an Attachment
+	// without DataURL.
+	Path string `json:"path,omitempty"`
 }
 
 // StoredAttachment is a reference to an attachment saved on disk, relative to

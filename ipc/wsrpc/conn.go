@@ -31,17 +31,13 @@ type Conn struct {
 	// unwatch detaches the stall watch from the socket's progress.
 	unwatch func()
 
-	bigFrames   atomic.Bool // a frame of bigFrame bytes or more was read
+	bigFrames   atomic.Bool // a large frame (over smallFrame bytes) was read
 	initialized atomic.Bool
 	closeOnce   sync.Once
 	closeCh     chan closeReq // capacity 1; the writer closes the socket
 }
 
 var connSeq atomic.Uint64
-
-// bigFrame is the frame size from which the memory of handling it is given
-// back to the OS afterwards (releaseMemory).
-const bigFrame = 8 << 20
 
 func newConn(e *Endpoint, ws *websocket.Conn) *Conn {
 	ctx, cancel := context.WithCancel(e.Context)
@@ -117,7 +113,7 @@ func (c *Conn) Serve() {
 
 func (c *Conn) readLoop() {
 	for {
-		typ, data, err := c.ws.Read(c.ctx)
+		f, err := c.readFrame()
 		if err != nil {
 			switch {
 			case websocket.CloseStatus(err) != -1, errors.Is(err, context.Canceled):
@@ -126,36 +122,46 @@ func (c *Conn) readLoop() {
 			}
 			return
 		}
-		if typ != websocket.MessageText {
+		if f.typ != websocket.MessageText {
+			c.done(f)
 			c.Enqueue(encodeError(nil, &WireError{Code: CodeInvalidRequest, Message: "invalid request: binary frames are not accepted; send JSON text frames"}))
 			continue
 		}
-		big := len(data) >= bigFrame
-		if big {
+		if f.large() {
 			c.bigFrames.Store(true)
 		}
-		items, batch := parseFrame(data)
-		data = nil
+		items, batch := parseFrame(f.data)
 		if !batch && items[0].req != nil && c.e.Ordered[items[0].req.Method] {
 			// An ordered method runs here, before the next frame is read:
 			// the requests of one connection take effect in the order they
 			// were sent (keystrokes, turns, steering).
 			c.handleFrame(items, batch)
+			c.done(f)
 			continue
 		}
 		select {
 		case c.slots <- struct{}{}:
 		case <-c.ctx.Done():
+			c.done(f)
 			return
 		}
 		c.wg.Go(func() {
 			defer func() { <-c.slots }()
 			c.handleFrame(items, batch)
-			if big {
-				c.e.releaseMemory()
-			}
+			c.done(f)
 		})
 	}
+}
+
+// done ends a frame's life once it was handled: a large frame's buffer is
+// freed (its pages go back to the OS) and so is the heap its handling
+// left behind (ReleaseMemory). Nothing may read the frame after done.
+func (c *Conn) done(f frame) {
+	if !f.large() {
+		return
+	}
+	c.e.slots().put(f.buf, len(f.data))
+	c.e.ReleaseMemory()
 }
 
 // handleFrame runs the requests of one frame (concurrently for a batch) and

@@ -17,6 +17,11 @@
 //   - Responses, Notify and Enqueue wait for room; NotifyNoWait and
 //     EnqueueNoWait (broadcasts) never wait: a connection whose queue is full
 //     past a headroom is closed ("fell behind").
+//   - Frames are parsed in place (jsontext): params alias the frame and are
+//     valid only while their handler runs. A frame over 1 MiB is read into
+//     one of LargeFrameSlots process-wide buffers (frame.go), whose pages
+//     go back to the OS once the frame was handled; while all are taken, a
+//     connection with a large frame reads no further until one is free.
 //   - A write has no per-frame deadline: the stall watch (progress.go) closes
 //     a connection whose socket took no byte for WriteTimeout, so a slow but
 //     steady reader keeps its connection. Memory never grows without bound.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,9 @@ type StatusCode = websocket.StatusCode
 const StatusGoingAway = websocket.StatusGoingAway
 
 // Handler serves one method. ctx ends when the connection ends; params is
-// the raw params member (nil when absent). A handler decodes params with
+// the raw params member (nil when absent), which aliases the frame: it is
+// valid only until the handler returns (and its FollowUp ran), so a
+// handler keeps nothing of it but what it decoded (DecodeParams copies). A handler decodes params with
 // DecodeParams and returns errors wrapping sentinels (this package's or the
 // endpoint's ErrorCodes). A FollowUp result runs work after the answer is
 // queued.
@@ -67,9 +70,20 @@ type Endpoint struct {
 	// Log receives the endpoint's logs (never the token).
 	Log *slog.Logger
 
-	origins     []string // allowed origins, canonical (SetOrigins)
-	port        atomic.Int32
-	lastRelease atomic.Int64 // unix ns of the last releaseMemory
+	origins   []string // allowed origins, canonical (SetOrigins)
+	port      atomic.Int32
+	slotsOnce sync.Once
+	frames    *frameSlots // the large-frame buffers (slots)
+
+	releaseMu      sync.Mutex // guards lastRelease, releasePending
+	lastRelease    time.Time  // when ReleaseMemory last gave memory back
+	releasePending bool       // a release is scheduled (ReleaseMemory)
+}
+
+// slots are the endpoint's large-frame buffers, made on first use.
+func (e *Endpoint) slots() *frameSlots {
+	e.slotsOnce.Do(func() { e.frames = newFrameSlots(LargeFrameSlots) })
+	return e.frames
 }
 
 // SetPort records the port the endpoint listens on (the Host check needs it).
@@ -135,13 +149,30 @@ func (e *Endpoint) Accept(w http.ResponseWriter, r *http.Request) (*Conn, error)
 	return c, nil
 }
 
-// releaseMemory gives freed heap back to the OS after a big frame was
-// handled, at most once a second across the endpoint (it runs a GC).
-func (e *Endpoint) releaseMemory() {
-	now := time.Now().UnixNano()
-	last := e.lastRelease.Load()
-	if now-last < int64(time.Second) || !e.lastRelease.CompareAndSwap(last, now) {
+// ReleaseMemory gives freed heap back to the OS after work that left much
+// garbage (a large frame handled, a model request that carried stored
+// attachments). It runs a GC, so it runs at most once a second across the
+// endpoint: a call within a second of the last release schedules one at
+// the end of that second (a timer that only calls debug.FreeOSMemory),
+// so the memory of the last of many frames comes back too.
+func (e *Endpoint) ReleaseMemory() {
+	e.releaseMu.Lock()
+	defer e.releaseMu.Unlock()
+	if e.releasePending {
 		return
 	}
-	debug.FreeOSMemory()
+	wait := time.Second - time.Since(e.lastRelease)
+	if wait <= 0 {
+		e.lastRelease = time.Now()
+		debug.FreeOSMemory()
+		return
+	}
+	e.releasePending = true
+	time.AfterFunc(wait, func() {
+		e.releaseMu.Lock()
+		e.releasePending = false
+		e.lastRelease = time.Now()
+		e.releaseMu.Unlock()
+		debug.FreeOSMemory()
+	})
 }

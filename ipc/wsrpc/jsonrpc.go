@@ -3,7 +3,12 @@ package wsrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MaxBatch is the largest batch the server handles; a larger one is refused
@@ -26,13 +31,10 @@ type request struct {
 
 func (r *request) isNotification() bool { return r.ID == nil }
 
-// rawRequest is the wire shape, decoded loosely so that each member can be
-// validated with a precise message.
+// rawRequest is the wire shape, its members as written (aliasing the
+// frame), so that each member can be validated with a precise message.
 type rawRequest struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	JSONRPC, ID, Method, Params []byte
 }
 
 // parsed is one element of a frame: a valid request, or the error response to
@@ -43,24 +45,105 @@ type parsed struct {
 	id  json.RawMessage
 }
 
-// parseFrame splits a text frame into its requests. batch reports whether the
-// frame was an array. A frame that is not JSON yields one -32700 element; an
-// empty or oversized array yields one -32600 element.
+// frameDecoder reads JSON values straight from data, without copying them
+// (jsontext parses a bytes.Buffer in place); like encoding/json, it
+// accepts invalid UTF-8 in strings and repeated member names (the last
+// wins).
+func frameDecoder(data []byte) *jsontext.Decoder {
+	return jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+}
+
+// readWhole reads data as exactly one JSON value, in place.
+func readWhole(data []byte) (jsontext.Value, error) {
+	dec := frameDecoder(data)
+	v, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, errors.New("data after the top-level value")
+	}
+	return v, nil
+}
+
+// Members calls f with each member of a JSON object, as written (name
+// unquoted, value raw); both alias obj, which must be one valid JSON
+// object (an element of a parsed frame, or params). It stops at the first
+// error f returns. Handlers whose params may be large (turn.start's
+// attachments) walk them with it instead of copying them.
+func Members(obj []byte, f func(name string, value jsontext.Value) error) error {
+	dec := frameDecoder(obj)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errors.New("not an object")
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		// A member name longer than any we know is skipped unread.
+		var key string
+		if len(name) <= maxMethodBytes {
+			k, err := jsontext.AppendUnquote(nil, name)
+			if err != nil {
+				return err
+			}
+			key = string(k)
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := f(key, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Elements calls f with each element of a JSON array, as written; they
+// alias arr, which must be one valid JSON array.
+func Elements(arr []byte, f func(i int, value jsontext.Value) error) error {
+	dec := frameDecoder(arr)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return errors.New("not an array")
+	}
+	for i := 0; dec.PeekKind() != ']'; i++ {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := f(i, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseFrame splits a text frame into its requests, without copying their
+// params: they alias data. batch reports whether the frame was an array. A
+// frame that is not JSON yields one -32700 element; an empty or oversized
+// array yields one -32600 element.
 func parseFrame(data []byte) (items []parsed, batch bool) {
-	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
+	v, err := readWhole(data)
+	if err != nil {
 		return []parsed{{err: &WireError{Code: CodeParseError, Message: "parse error: frame is not valid JSON"}}}, false
 	}
-	if len(data) > 0 && data[0] == '[' {
-		var elems []json.RawMessage
-		if err := json.Unmarshal(data, &elems); err != nil {
-			return []parsed{{err: &WireError{Code: CodeParseError, Message: "parse error: " + err.Error()}}}, false
-		}
+	if v.Kind() == '[' {
+		var elems []jsontext.Value
+		_ = Elements(v, func(_ int, e jsontext.Value) error { // v is valid JSON
+			if len(elems) <= MaxBatch {
+				elems = append(elems, e)
+			}
+			return nil
+		})
 		if len(elems) == 0 {
 			return []parsed{{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}}}, false
 		}
 		if len(elems) > MaxBatch {
-			return []parsed{{err: &WireError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: batch of %d exceeds %d", len(elems), MaxBatch)}}}, false
+			n := 0
+			_ = Elements(v, func(int, jsontext.Value) error { n++; return nil })
+			return []parsed{{err: &WireError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: batch of %d exceeds %d", n, MaxBatch)}}}, false
 		}
 		items = make([]parsed, len(elems))
 		for i, e := range elems {
@@ -68,22 +151,34 @@ func parseFrame(data []byte) (items []parsed, batch bool) {
 		}
 		return items, true
 	}
-	return []parsed{parseOne(data)}, false
+	return []parsed{parseOne(v)}, false
 }
 
+// parseOne parses one request; its params alias data, its id and method
+// are copies.
 func parseOne(data []byte) parsed {
-	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: not an object"}}
 	}
 	var rr rawRequest
-	if err := json.Unmarshal(data, &rr); err != nil {
-		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: " + err.Error()}}
-	}
-	if len(bytes.TrimSpace(rr.ID)) > MaxIDBytes {
+	_ = Members(data, func(name string, v jsontext.Value) error { // data is valid JSON
+		// Member names match as encoding/json matches them: any case.
+		switch {
+		case strings.EqualFold(name, "jsonrpc"):
+			rr.JSONRPC = v
+		case strings.EqualFold(name, "id"):
+			rr.ID = v
+		case strings.EqualFold(name, "method"):
+			rr.Method = v
+		case strings.EqualFold(name, "params"):
+			rr.Params = v
+		}
+		return nil
+	})
+	if len(rr.ID) > MaxIDBytes {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: id of %d bytes; at most %d", len(rr.ID), MaxIDBytes)}}
 	}
-	id, ok := validID(rr.ID)
+	id, ok := validID(bytes.Clone(rr.ID))
 	if !ok {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: id must be a string, a number or null"}}
 	}
@@ -94,8 +189,11 @@ func parseOne(data []byte) parsed {
 		return parsed{err: &WireError{Code: CodeInvalidRequest, Message: "invalid request: " + msg}, id: id}
 	}
 	var version string
-	if json.Unmarshal(rr.JSONRPC, &version) != nil || version != "2.0" {
+	if len(rr.JSONRPC) > 16 || json.Unmarshal(rr.JSONRPC, &version) != nil || version != "2.0" {
 		return bad(`jsonrpc must be "2.0"`)
+	}
+	if len(rr.Method) > 0 && rr.Method[0] == '"' && len(rr.Method) > 6*maxMethodBytes+2 {
+		return bad(fmt.Sprintf("method name of %d bytes; no method is longer than %d", len(rr.Method)-2, maxMethodBytes))
 	}
 	var method string
 	if json.Unmarshal(rr.Method, &method) != nil || method == "" {
@@ -104,7 +202,7 @@ func parseOne(data []byte) parsed {
 	if len(method) > maxMethodBytes {
 		return bad(fmt.Sprintf("method name of %d bytes; no method is longer than %d", len(method), maxMethodBytes))
 	}
-	params := bytes.TrimSpace(rr.Params)
+	params := rr.Params
 	if len(params) > 0 && params[0] != '{' && params[0] != '[' && !bytes.Equal(params, []byte("null")) {
 		return bad("params must be an object or an array")
 	}

@@ -65,6 +65,11 @@ func FuzzParseFrame(f *testing.F) {
 		if len(items) == 0 {
 			t.Fatal("no item")
 		}
+		// In-place parsing agrees with encoding/json on what is JSON.
+		parseErr := len(items) == 1 && items[0].err != nil && items[0].err.Code == CodeParseError
+		if json.Valid(data) == parseErr {
+			t.Fatalf("json.Valid %v, parse error %v", json.Valid(data), parseErr)
+		}
 		for _, it := range items {
 			if (it.req == nil) == (it.err == nil) {
 				t.Fatal("exactly one of req and err must be set")

@@ -163,9 +163,14 @@ func chatUser(m llm.Message) goopenai.ChatCompletionMessage {
 	}
 	for _, a := range m.Attachments {
 		if isImage(a) {
+			url, err := a.URL()
+			if err != nil {
+				parts = append(parts, goopenai.ChatMessagePart{Type: goopenai.ChatMessagePartTypeText, Text: unreadableNote(a, err)})
+				continue
+			}
 			parts = append(parts, goopenai.ChatMessagePart{
 				Type:     goopenai.ChatMessagePartTypeImageURL,
-				ImageURL: &goopenai.ChatMessageImageURL{URL: a.DataURL},
+				ImageURL: &goopenai.ChatMessageImageURL{URL: url},
 			})
 			continue
 		}
@@ -176,6 +181,13 @@ func chatUser(m llm.Message) goopenai.ChatCompletionMessage {
 
 func isImage(a llm.Attachment) bool {
 	return strings.HasPrefix(a.MimeType, "image/") || strings.HasPrefix(a.DataURL, "data:image/")
+}
+
+// unreadableNote stands for an attachment whose stored file could not be
+// read (deleted from the session folder meanwhile): the model is told,
+// the turn goes on.
+func unreadableNote(a llm.Attachment, err error) string {
+	return "[attachment " + a.Name + " (" + a.MimeType + ") could not be read: " + err.Error() + "]"
 }
 
 func attachmentNote(a llm.Attachment) string {

@@ -132,11 +132,18 @@ func responsesUser(m llm.Message) goopenai.ResponseInputMessage {
 		parts = append(parts, inputContentPart{Type: "input_text", Text: m.Content})
 	}
 	for _, a := range m.Attachments {
+		inline := isImage(a) || a.MimeType == "application/pdf"
+		url, err := "", error(nil)
+		if inline {
+			url, err = a.URL()
+		}
 		switch {
+		case err != nil:
+			parts = append(parts, inputContentPart{Type: "input_text", Text: unreadableNote(a, err)})
 		case isImage(a):
-			parts = append(parts, inputContentPart{Type: "input_image", ImageURL: a.DataURL})
+			parts = append(parts, inputContentPart{Type: "input_image", ImageURL: url})
 		case a.MimeType == "application/pdf":
-			parts = append(parts, inputContentPart{Type: "input_file", FileData: a.DataURL, Filename: a.Name})
+			parts = append(parts, inputContentPart{Type: "input_file", FileData: url, Filename: a.Name})
 		default:
 			parts = append(parts, inputContentPart{Type: "input_text", Text: attachmentNote(a)})
 		}

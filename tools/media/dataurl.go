@@ -13,48 +13,89 @@ import (
 // before decoding. Base64 in the standard or URL alphabet, padded or not,
 // with embedded whitespace, is accepted; so is a percent-encoded payload.
 func ParseDataURL(s string, maxBytes int) (string, []byte, error) {
-	if len(s) < 5 || !strings.EqualFold(s[:5], "data:") {
-		return "", nil, fmt.Errorf("%w: not a data URL", ErrAttachment)
+	mt, isBase64, payload, err := splitDataURL(s)
+	if err != nil {
+		return "", nil, err
 	}
-	meta, payload, ok := strings.Cut(s[5:], ",")
-	if !ok {
-		return "", nil, fmt.Errorf("%w: data URL has no comma", ErrAttachment)
-	}
-	parts := strings.Split(meta, ";")
-	mt := strings.ToLower(strings.TrimSpace(parts[0]))
-	if mt != "" && !validType(mt) {
-		return "", nil, fmt.Errorf("%w: bad media type %q", ErrAttachment, truncate(parts[0], 64))
-	}
-	isBase64 := len(parts) > 1 && strings.EqualFold(strings.TrimSpace(parts[len(parts)-1]), "base64")
 	if !isBase64 {
-		if len(payload) > 3*maxBytes {
-			return "", nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
-		}
-		data, err := url.PathUnescape(payload)
-		if err != nil {
-			return "", nil, fmt.Errorf("%w: bad percent-encoding: %v", ErrAttachment, err)
-		}
-		if len(data) > maxBytes {
-			return "", nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
-		}
-		return mt, []byte(data), nil
+		data, err := unescapePayload(payload, maxBytes)
+		return mt, data, err
 	}
 	payload = stripSpace(payload)
-	if base64.RawStdEncoding.DecodedLen(len(strings.TrimRight(payload, "="))) > maxBytes {
-		return "", nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
-	}
-	enc := base64.StdEncoding
-	if strings.ContainsAny(payload, "-_") {
-		enc = base64.URLEncoding
-	}
-	if !strings.HasSuffix(payload, "=") && len(payload)%4 != 0 {
-		enc = enc.WithPadding(base64.NoPadding)
+	enc, err := payloadEncoding(payload, maxBytes)
+	if err != nil {
+		return "", nil, err
 	}
 	data, err := enc.DecodeString(payload)
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: bad base64: %v", ErrAttachment, err)
 	}
 	return mt, data, nil
+}
+
+// splitDataURL splits data:<mime>[;param]*[;base64],<payload> into its
+// media type (lowercased, without parameters; "" when absent), whether the
+// payload is base64, and the payload (a part of s).
+func splitDataURL[T ~string | ~[]byte](s T) (mt string, isBase64 bool, payload T, err error) {
+	if len(s) < 5 || !strings.EqualFold(string(s[:5]), "data:") {
+		return "", false, payload, fmt.Errorf("%w: not a data URL", ErrAttachment)
+	}
+	comma := -1
+	for i := 5; i < len(s); i++ {
+		if s[i] == ',' {
+			comma = i
+			break
+		}
+	}
+	if comma < 0 {
+		return "", false, payload, fmt.Errorf("%w: data URL has no comma", ErrAttachment)
+	}
+	parts := strings.Split(string(s[5:comma]), ";")
+	mt = strings.ToLower(strings.TrimSpace(parts[0]))
+	if mt != "" && !validType(mt) {
+		return "", false, payload, fmt.Errorf("%w: bad media type %q", ErrAttachment, truncate(parts[0], 64))
+	}
+	isBase64 = len(parts) > 1 && strings.EqualFold(strings.TrimSpace(parts[len(parts)-1]), "base64")
+	return mt, isBase64, s[comma+1:], nil
+}
+
+// unescapePayload decodes a percent-encoded payload of at most maxBytes.
+func unescapePayload[T ~string | ~[]byte](payload T, maxBytes int) ([]byte, error) {
+	if len(payload) > 3*maxBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
+	}
+	data, err := url.PathUnescape(string(payload))
+	if err != nil {
+		return nil, fmt.Errorf("%w: bad percent-encoding: %v", ErrAttachment, err)
+	}
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
+	}
+	return []byte(data), nil
+}
+
+// payloadEncoding is the base64 encoding of a payload without whitespace
+// (standard or URL alphabet, padded or not); a payload that would decode
+// to more than maxBytes is refused.
+func payloadEncoding[T ~string | ~[]byte](payload T, maxBytes int) (*base64.Encoding, error) {
+	end := len(payload)
+	for end > 0 && payload[end-1] == '=' {
+		end--
+	}
+	if base64.RawStdEncoding.DecodedLen(end) > maxBytes {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrAttachment, maxBytes)
+	}
+	enc := base64.StdEncoding
+	for i := range len(payload) {
+		if payload[i] == '-' || payload[i] == '_' {
+			enc = base64.URLEncoding
+			break
+		}
+	}
+	if end == len(payload) && len(payload)%4 != 0 {
+		enc = enc.WithPadding(base64.NoPadding)
+	}
+	return enc, nil
 }
 
 // EncodeDataURL returns data:<mt>;base64,<payload>.

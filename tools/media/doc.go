@@ -4,7 +4,9 @@
 // uploads (seed §13): NormalizeAttachments (image/*, audio/* and video/*
 // only, non-empty, the declared type matching the data URL's; a refused one
 // is an *AttachmentError naming it), SaveAttachments and
-// ReadStoredAttachment. Files are opened with confine.OpenRead: never
+// ReadStoredAttachment; SaveUploads applies the same rules to uploads as a
+// request carries them and decodes their base64 straight to their files in
+// chunks (turn.start: nothing the size of an attachment is allocated). Files are opened with confine.OpenRead: never
 // blocking, and FIFOs, sockets and devices refused.
 //
 // Limits (seed §13): at most MaxAttachments files of MaxAttachmentBytes each

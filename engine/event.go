@@ -161,6 +161,10 @@ type PermissionRequiredData struct {
 	// Via is the dispatcher the model called ("mcp_call_tool") when Name
 	// and Arguments are those of the tool it named; "" for a direct call.
 	Via string `json:"via,omitempty"`
+	// Diff is what a file tool's call will change (tools.Spec.Preview),
+	// computed when the card is made; nil for other tools and when the
+	// change cannot be computed.
+	Diff *CardDiff `json:"diff,omitempty"`
 	// Warnings and Display: text fields holding control characters, ANSI
 	// escapes, bidi or invisible characters, and their escaped display forms
 	// by field path (see TextWarning). Empty when the text is clean.

@@ -130,7 +130,7 @@ func (t *turn) runSerial(st *callState) {
 		return
 	}
 	if d.NeedsUser {
-		outcome, err := t.approve(st)
+		outcome, note, err := t.approve(st)
 		if t.stopped() {
 			t.finish(st, ToolInterrupted, "", nil)
 			return
@@ -141,7 +141,11 @@ func (t *turn) runSerial(st *callState) {
 			return
 		}
 		if outcome == permission.OutcomeDeny {
-			t.finish(st, ToolDenied, "denied by the user", errorJSON("the user denied this tool call", "denied"))
+			msg := "the user denied this tool call"
+			if note != "" {
+				msg += ", with this note: " + note
+			}
+			t.finish(st, ToolDenied, "denied by the user", errorJSON(msg, "denied"))
 			return
 		}
 	}
@@ -151,8 +155,9 @@ func (t *turn) runSerial(st *callState) {
 	}
 }
 
-// approve emits permission_required and waits for the approver.
-func (t *turn) approve(st *callState) (permission.Outcome, error) {
+// approve emits permission_required and waits for the approver; note is
+// the user's reason for a deny (NoteDenial).
+func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, err error) {
 	e := t.e
 	requestID := newID("perm_")
 	tg := st.target // the card shows, and a grant covers, the real tool
@@ -169,8 +174,10 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	c.value("arguments", tg.Args.Map)
 	c.text("reason", st.decision.Reason)
 	c.text("command", cmd)
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Warnings: c.warnings, Display: c.display}}) {
-		return permission.OutcomeDeny, context.Canceled
+	diff := t.cardDiff(tg)
+	c.diff(diff)
+	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Diff: diff, Warnings: c.warnings, Display: c.display}}) {
+		return permission.OutcomeDeny, "", context.Canceled
 	}
 	e.mu.Lock()
 	approver := e.approver
@@ -179,16 +186,17 @@ func (t *turn) approve(st *callState) (permission.Outcome, error) {
 	if approver == nil {
 		approver = permission.Fallback(e.opts.DefaultApproval)
 	}
-	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID, requestID: requestID})
-	outcome, err := approver(ctx, req)
+	ci := &callInfo{t: t, callID: st.call.ID, requestID: requestID}
+	outcome, err = approver(context.WithValue(t.ctx, turnKey{}, ci), req)
 	if err != nil {
-		return permission.OutcomeDeny, err
+		return permission.OutcomeDeny, "", err
 	}
 	if outcome != permission.OutcomeDeny {
 		e.permissions.Record(req, outcome)
 		st.userApproved = byUser
+		return outcome, "", nil
 	}
-	return outcome, nil
+	return outcome, ci.denyNote, nil
 }
 
 // startCall emits the call's tool_started, makes its start durable in the

@@ -137,6 +137,7 @@ type callInfo struct {
 	t         *turn
 	callID    string
 	requestID string
+	denyNote  string // set by NoteDenial while the approver runs
 }
 
 func newID(prefix string) string {
@@ -270,6 +271,16 @@ func RequestID(ctx context.Context) string {
 		return ci.requestID
 	}
 	return ""
+}
+
+// NoteDenial records the user's reason for denying the approval whose
+// approver got ctx; the deny result the model gets quotes it. The approver
+// calls it before it returns OutcomeDeny, on the goroutine it was called
+// on; with another context it does nothing.
+func NoteDenial(ctx context.Context, note string) {
+	if ci, ok := ctx.Value(turnKey{}).(*callInfo); ok && ci.requestID != "" {
+		ci.denyNote = note
+	}
 }
 
 // TaskID returns the turn id a tool's context belongs to.

@@ -40,8 +40,8 @@ func TestRefusalIsOneJSONLine(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 	resp = upgradeRequest(t, ts, func(r *http.Request) { r.Header.Set("Authorization", "Bearer wrong-"+ts.token) })
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	resp = upgradeRequest(t, ts, func(r *http.Request) { r.Header.Set("Origin", "file://") })
-	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode, "the electron preset lets a file:// renderer in")
+	resp = upgradeRequest(t, ts, func(r *http.Request) { r.Header.Set("Origin", "app://bundle") })
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode, "the electron preset lets an app:// renderer in")
 
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 2, buf.String())

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -21,7 +22,7 @@ type responseShape struct {
 }
 
 var responseShapes = map[string]responseShape{
-	store.KindApproval:  {keys: []string{"outcome"}, required: []string{"outcome"}, want: "{outcome}"},
+	store.KindApproval:  {keys: []string{"outcome", "note"}, required: []string{"outcome"}, want: "{outcome, note?}"},
 	store.KindQuestion:  {keys: []string{"answer"}, required: []string{"answer"}, want: "{answer}"},
 	store.KindPlan:      {keys: []string{"approved", "feedback"}, required: []string{"approved"}, want: "{approved, feedback?}"},
 	store.KindDirectory: {keys: []string{"granted", "path", "writable"}, required: []string{"granted"}, want: "{granted, path?, writable?}"},
@@ -62,6 +63,12 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 		o, err := permission.ParseOutcome(r.Outcome)
 		if err != nil {
 			return invalidField("response.outcome", "must be once, always_tool, always_command or deny")
+		}
+		if r.Note != "" && o != permission.OutcomeDeny {
+			return invalidField("response.note", "a note goes with outcome deny only (it tells the model why)")
+		}
+		if len(r.Note) > protocol.MaxDenyNoteBytes {
+			return invalidField("response.note", fmt.Sprintf("is %d bytes; at most %d", len(r.Note), protocol.MaxDenyNoteBytes))
 		}
 		if o == permission.OutcomeAlwaysCommand {
 			return alwaysCommandOffered(req.Data)

@@ -2,6 +2,7 @@ package ipc
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,11 @@ func TestValidateResponseShapes(t *testing.T) {
 		{store.KindApproval, shell, `{"outcome":"once","outcome":"deny"}`, "duplicate"},
 		{store.KindApproval, shell, `{"outcome":null}`, "response.outcome"},
 		{store.KindApproval, shell, `["once"]`, "object"},
+		{store.KindApproval, shell, `{"outcome":"deny","note":"use the staging database"}`, ""},
+		{store.KindApproval, shell, `{"outcome":"deny","note":""}`, ""},
+		{store.KindApproval, shell, `{"outcome":"once","note":"fine"}`, "response.note"},
+		{store.KindApproval, shell, `{"outcome":"deny","note":1}`, "note"},
+		{store.KindApproval, shell, `{"outcome":"deny","note":"` + strings.Repeat("x", 4097) + `"}`, "at most 4096"},
 		{store.KindQuestion, nil, `{"answer":""}`, ""},
 		{store.KindQuestion, nil, `{"outcome":"once"}`, "response.outcome"},
 		{store.KindQuestion, nil, `{}`, "response.answer"},

@@ -118,10 +118,27 @@ type PermissionRequiredData struct {
 	// and arguments are those of the real tool it named; absent for a
 	// direct call.
 	Via string `json:"via,omitempty"`
+	// Diff is what a file tool's call (write_file, replace_in_file,
+	// apply_patch, apply_unified_diff) will change, computed from the
+	// files when the card is made; absent for other tools and when the
+	// change cannot be computed (the call would fail).
+	Diff *CardDiff `json:"diff,omitempty"`
 	// Warnings and Display: flagged text fields and their escaped display
 	// forms by field path; absent when every field is clean.
 	Warnings []TextWarning     `json:"warnings,omitempty"`
 	Display  map[string]string `json:"display,omitempty"`
+}
+
+// CardDiff is the unified diff of an approval card.
+type CardDiff struct {
+	// Unified is a unified diff ("--- a/<path>", "+++ b/<path>", hunks
+	// with 3 lines of context) of every file the call changes, in the
+	// order it touches them; "/dev/null" names the missing side of a
+	// created or deleted file, and a binary file is one "Binary files …
+	// differ" line. At most 64 KiB.
+	Unified string `json:"unified"`
+	// Truncated: the diff was cut at a line end to fit 64 KiB.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // ToolStartedData: a call runs.

@@ -94,7 +94,13 @@ var Outcomes = []Outcome{OutcomeOnce, OutcomeAlwaysTool, OutcomeAlwaysCommand, O
 type ApprovalResponse struct {
 	// Outcome is an Outcome.
 	Outcome string `json:"outcome" rpc:"required" enum:"Outcome"`
+	// Note, with outcome deny only, is the user's reason: the model's
+	// tool result quotes it. At most 4096 bytes (MaxDenyNoteBytes).
+	Note string `json:"note,omitempty"`
 }
+
+// MaxDenyNoteBytes bounds ApprovalResponse.Note.
+const MaxDenyNoteBytes = 4096
 
 // QuestionResponse answers an ask_user_question request.
 type QuestionResponse struct {

@@ -116,6 +116,13 @@ type Spec struct {
 	// Dispatch, when set, makes the tool a dispatcher (mcp_call_tool): a
 	// call of it runs another tool its arguments name. See Target.
 	Dispatch func(args Args) (Target, error)
+	// Preview, when set, renders what a call with args would change as a
+	// unified diff, changing nothing: the approval card shows it
+	// (permission_required.diff). It reads only what the handler may (the
+	// workspace and granted directories) and bounds what it reads; an
+	// error means the card has no diff (the call fails the same way if it
+	// runs). The file tools set it.
+	Preview func(ctx context.Context, args Args) (string, error)
 }
 
 // Enabled reports whether the tool is offered to the model and may run.

@@ -65,7 +65,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	fs.StringVar(&c.dataDir, "data-dir", def, "data directory (database, sessions, lock file)")
 	fs.IntVar(&c.port, "port", 0, "port on 127.0.0.1 (0 = any free port)")
-	fs.Var(&origins, "allow-origin", "an Origin allowed to connect (repeatable): an origin (http://localhost:5173), scheme://* for a custom scheme, or a preset: electron (file://, app://*), tauri (tauri://localhost, http(s)://tauri.localhost)")
+	fs.Var(&origins, "allow-origin", "an Origin allowed to connect (repeatable): an origin (http://localhost:5173), scheme://* for a custom scheme, or a preset: electron (app://*; a file:// page sends Origin null, never allowed), tauri (tauri://localhost, http(s)://tauri.localhost)")
 	fs.StringVar(&level, "log-level", "info", "log level: debug, info, warn or error (logs go to stderr)")
 	fs.StringVar(&c.keyringService, "keyring-service", "zqagent", "OS keychain service name of the API keys")
 	fs.StringVar(&c.auditLogDir, "audit-log-dir", os.Getenv("ZQAGENT_AUDIT_LOG_DIR"), "write an audit log of every model request here, one folder per day (keys redacted); off when empty (env ZQAGENT_AUDIT_LOG_DIR)")

@@ -34,16 +34,19 @@ func upgradeStatus(t *testing.T, p *proc, origin string) int {
 	return resp.StatusCode
 }
 
-// The presets let real shells in (an Electron file:// or app:// renderer, a
-// Tauri webview, a dev server under either loopback name), and each refusal
-// is one JSON line on stderr that says why and what to do.
+// The presets let real shells in (an Electron app:// renderer, a Tauri
+// webview, a dev server under either loopback name), and each refusal is
+// one JSON line on stderr that says why and what to do. A file:// page's
+// "Origin: null" is refused even with the electron preset, with a hint
+// naming the custom scheme.
 func TestE2EOriginPresetsAndRefusalLines(t *testing.T) {
 	p := spawnWith(t, filepath.Join(t.TempDir(), "data"), spawnOptions{env: os.Environ(),
 		args: []string{"--allow-origin", "electron", "--allow-origin", "tauri", "--allow-origin", "http://localhost:5173"}})
-	for _, o := range []string{"file://", "app://-", "tauri://localhost", "http://tauri.localhost", "https://tauri.localhost", "http://localhost:5173", "http://127.0.0.1:5173"} {
+	for _, o := range []string{"app://bundle", "app://-", "tauri://localhost", "http://tauri.localhost", "https://tauri.localhost", "http://localhost:5173", "http://127.0.0.1:5173"} {
 		require.Equal(t, http.StatusSwitchingProtocols, upgradeStatus(t, p, o), o)
 	}
 	require.Equal(t, http.StatusForbidden, upgradeStatus(t, p, "null"))
+	require.Equal(t, http.StatusForbidden, upgradeStatus(t, p, "file://"))
 	require.Equal(t, http.StatusForbidden, upgradeStatus(t, p, "http://localhost:5174"))
 
 	// stderr is a pipe: the lines may reach the buffer after the answers.
@@ -56,18 +59,21 @@ func TestE2EOriginPresetsAndRefusalLines(t *testing.T) {
 		}
 		return out
 	}
-	require.Eventually(t, func() bool { return len(refusalLines()) >= 2 }, time.Minute, 10*time.Millisecond, p.stderr.String())
+	require.Eventually(t, func() bool { return len(refusalLines()) >= 3 }, time.Minute, 10*time.Millisecond, p.stderr.String())
 	refusals := refusalLines()
-	require.Len(t, refusals, 2, p.stderr.String())
+	require.Len(t, refusals, 3, p.stderr.String())
 	require.Equal(t, "null", refusals[0]["origin"])
 	require.Equal(t, "origin not allowed", refusals[0]["reason"])
-	require.Contains(t, refusals[0]["hint"], "--allow-origin")
-	require.Equal(t, "http://localhost:5174", refusals[1]["origin"])
+	require.Contains(t, refusals[0]["hint"], "custom scheme", "a null origin's hint says what an Electron renderer does instead")
+	require.Contains(t, refusals[0]["hint"], "app://")
+	require.Equal(t, "file://", refusals[1]["origin"])
+	require.Equal(t, "http://localhost:5174", refusals[2]["origin"])
+	require.Contains(t, refusals[2]["hint"], "--allow-origin")
 	require.NotContains(t, p.stderr.String(), p.ready.Token)
 }
 
 func TestE2EBadAllowOriginIsAStartError(t *testing.T) {
-	for _, bad := range []string{"null", "http://*", "localhost:5173"} {
+	for _, bad := range []string{"null", "http://*", "localhost:5173", "file://", "https://*.example.com", "app://*.bundle"} {
 		cmd := exec.Command(sidecarBin, "--data-dir", filepath.Join(t.TempDir(), "data"), "--allow-origin", bad)
 		var stderr, stdout bytes.Buffer
 		cmd.Stderr, cmd.Stdout = &stderr, &stdout
@@ -75,4 +81,41 @@ func TestE2EBadAllowOriginIsAStartError(t *testing.T) {
 		require.Contains(t, stderr.String(), "--allow-origin", bad)
 		require.Empty(t, stdout.String(), "no ready line")
 	}
+}
+
+// A browser that offers the token subprotocol without zqagent.v1 would get
+// no subprotocol back and close with 1006, silently: the sidecar refuses
+// the upgrade (400) and says why on stderr.
+func TestE2ETokenSubprotocolAloneIsRefusedWithAReason(t *testing.T) {
+	p := spawnWith(t, filepath.Join(t.TempDir(), "data"), spawnOptions{env: os.Environ()})
+	offer := func(protos string) int {
+		req, err := http.NewRequest("GET", strings.Replace(p.ready.URL, "ws://", "http://", 1), nil)
+		require.NoError(t, err)
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		req.Header.Set("Sec-WebSocket-Protocol", protos)
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusBadRequest, offer("zqagent.token."+p.ready.Token))
+	require.Equal(t, http.StatusSwitchingProtocols, offer("zqagent.v1, zqagent.token."+p.ready.Token))
+	var line map[string]any
+	require.Eventually(t, func() bool {
+		for _, l := range strings.Split(p.stderr.String(), "\n") {
+			if strings.HasPrefix(l, "{") && json.Unmarshal([]byte(l), &line) == nil && line["msg"] == "upgrade refused" {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 10*time.Millisecond, p.stderr.String())
+	require.Equal(t, "subprotocol zqagent.v1 not offered", line["reason"])
+	require.EqualValues(t, 400, line["status"])
+	require.Contains(t, line["hint"], `["zqagent.v1", "zqagent.token.<token>"]`)
+	require.NotContains(t, p.stderr.String(), p.ready.Token)
 }

@@ -137,6 +137,9 @@ func (h *Session) approve(ctx context.Context, req permission.Request) (permissi
 	if err != nil {
 		return permission.OutcomeDeny, err
 	}
+	if o == permission.OutcomeDeny && r.Note != "" {
+		engine.NoteDenial(ctx, r.Note)
+	}
 	if o == permission.OutcomeAlwaysTool || o == permission.OutcomeAlwaysCommand {
 		h.mu.Lock()
 		h.grantsNew = true

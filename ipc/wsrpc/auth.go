@@ -35,7 +35,27 @@ func (e *Endpoint) checkUpgrade(r *http.Request) (status int, reason string) {
 	if !shell && !peer {
 		return http.StatusUnauthorized, reasonBadToken
 	}
+	// A browser offering the token subprotocol alone would get no
+	// subprotocol back (the token one is never echoed) and fail the
+	// connection with 1006, saying nothing: refuse it here, with a reason.
+	if offered(r, TokenSubprotocolPrefix) && !offered(r, Subprotocol) {
+		return http.StatusBadRequest, reasonNoSubprotocol
+	}
 	return 0, ""
+}
+
+// offered reports whether the upgrade offers a subprotocol equal to p, or,
+// for TokenSubprotocolPrefix, one starting with it.
+func offered(r *http.Request, p string) bool {
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for o := range strings.SplitSeq(v, ",") {
+			o = strings.TrimSpace(o)
+			if o == p || p == TokenSubprotocolPrefix && strings.HasPrefix(o, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // The reasons of a refused upgrade, with what the shell's developer does
@@ -45,22 +65,33 @@ const (
 	reasonOrigin   = "origin not allowed"
 	reasonNoToken  = "missing token"
 	reasonBadToken = "wrong token"
+	// reasonNoSubprotocol: the token subprotocol offered without zqagent.v1.
+	reasonNoSubprotocol = "subprotocol zqagent.v1 not offered"
 )
 
 var refusalHints = map[string]string{
-	reasonHost:     "connect to the exact address of the ready line (127.0.0.1:<port>); other Host headers are refused against DNS rebinding",
-	reasonOrigin:   "start the sidecar with --allow-origin <origin>, or the preset electron (file://, app://*) or tauri",
-	reasonNoToken:  "send the ready line's token: Authorization: Bearer <token>, or the subprotocol zqagent.token.<token> next to zqagent.v1",
-	reasonBadToken: "use the token of this sidecar's ready line (each start makes a new one unless ZQAGENT_TOKEN or --secrets-stdin sets it)",
+	reasonHost:          "connect to the exact address of the ready line (127.0.0.1:<port>); other Host headers are refused against DNS rebinding",
+	reasonOrigin:        "start the sidecar with --allow-origin <origin>, or the preset electron (app://*) or tauri",
+	reasonNoToken:       "send the ready line's token: Authorization: Bearer <token>, or the subprotocol zqagent.token.<token> next to zqagent.v1",
+	reasonBadToken:      "use the token of this sidecar's ready line (each start makes a new one unless ZQAGENT_TOKEN or --secrets-stdin sets it)",
+	reasonNoSubprotocol: "offer both subprotocols: new WebSocket(url, [\"zqagent.v1\", \"zqagent.token.<token>\"]); the token one is never echoed, so without zqagent.v1 a browser closes with 1006",
 }
+
+// nullOriginHint replaces the hint of a refused "Origin: null".
+const nullOriginHint = "Origin null (a file:// page, a sandboxed iframe, a data: page) is never allowed; serve an Electron renderer from a custom scheme registered as standard (app://…, --allow-origin electron) or connect from the main process"
 
 // refusal logs a refused upgrade: one JSON line on SecurityLog (the
 // sidecar's stderr) with the status, the reason, what was sent (cut to
 // 200 bytes; never the token) and a hint, else a record on the logger.
 func (e *Endpoint) refusal(r *http.Request, status int, reason string) {
+	origin := r.Header.Get("Origin")
+	hint := refusalHints[reason]
+	if reason == reasonOrigin && strings.EqualFold(strings.TrimSpace(origin), "null") {
+		hint = nullOriginHint
+	}
 	attrs := []any{"status", status, "reason", reason,
-		"origin", clip(r.Header.Get("Origin")), "host", clip(r.Host), "remote", r.RemoteAddr,
-		"hint", refusalHints[reason]}
+		"origin", clip(origin), "host", clip(r.Host), "remote", r.RemoteAddr,
+		"hint", hint}
 	if e.SecurityLog != nil {
 		e.SecurityLog.Warn("upgrade refused", attrs...)
 		return

@@ -12,10 +12,13 @@ import (
 // Origin presets name the origins of real shells, so that a shell passes
 // --allow-origin electron instead of guessing what its renderer sends.
 var originPresets = map[string][]string{
-	// An Electron renderer loaded from a file sends "Origin: file://"; one
-	// loaded from a custom protocol (protocol.handle("app", …), registered
-	// as standard) sends "app://<host>", whatever the host.
-	"electron": {"file://", "app://*"},
+	// An Electron renderer loaded from a custom protocol
+	// (protocol.registerSchemesAsPrivileged with standard: true, then
+	// protocol.handle("app", …)) sends "app://<host>", whatever the host.
+	// One loaded with loadFile sends "Origin: null", like every local HTML
+	// file, sandboxed iframe and data: page, so no preset can admit it (see
+	// normalizeOrigin).
+	"electron": {"app://*"},
 	// Tauri 2 serves its webview from tauri://localhost (macOS, Linux) or
 	// http(s)://tauri.localhost (Windows).
 	"tauri": {"tauri://localhost", "http://tauri.localhost", "https://tauri.localhost"},
@@ -26,9 +29,14 @@ var ErrBadOrigin = errors.New("bad origin")
 
 // ExpandOrigins checks the shell's --allow-origin values and expands the
 // presets (electron, tauri). An entry is an origin (scheme://host[:port],
-// no path), "file://", or scheme://* for every host of a custom scheme
-// (never of http or https: that would let every web site in). "null" is
-// refused: sandboxed iframes and data: pages send it, so it names no shell.
+// no path) or scheme://* for every host of a custom scheme (never of http
+// or https: that would let every web site in); a "*" anywhere else
+// (https://*.example.com) is refused, not taken literally. "null" and
+// "file://" are refused: Chromium sends "Origin: null" from every file://
+// page (and sandboxed iframes and data: pages send it), so allowing it
+// would admit any local HTML file that got hold of the token, a
+// downloaded page opened in a browser included; an Electron renderer is
+// served from a custom scheme instead (the electron preset).
 func ExpandOrigins(in []string) ([]string, error) {
 	var out []string
 	for _, v := range in {
@@ -53,10 +61,10 @@ func normalizeOrigin(v string) (string, error) {
 	switch {
 	case lv == "":
 		return "", fmt.Errorf("%w: empty --allow-origin", ErrBadOrigin)
-	case lv == "null":
-		return "", fmt.Errorf("%w: %q names no shell (sandboxed iframes send it); an Electron file:// renderer sends \"file://\": use --allow-origin electron", ErrBadOrigin, v)
-	case lv == "file:":
-		return "file://", nil
+	case lv == "null", lv == "file:", strings.HasPrefix(lv, "file://"):
+		return "", fmt.Errorf("%w: %q: a file:// page sends \"Origin: null\", as do sandboxed iframes, data: pages and any local HTML file, so it names no shell and is never allowed; "+
+			"serve an Electron renderer from a custom scheme (protocol.registerSchemesAsPrivileged with standard: true, protocol.handle(\"app\", …), loadURL(\"app://bundle/index.html\")) and pass --allow-origin electron, "+
+			"or connect from the main process (no Origin)", ErrBadOrigin, v)
 	}
 	scheme, rest, ok := strings.Cut(lv, "://")
 	if !ok || scheme == "" || rest == "" {
@@ -67,6 +75,9 @@ func normalizeOrigin(v string) (string, error) {
 			return "", fmt.Errorf("%w: %q would let every web site connect; name the host", ErrBadOrigin, v)
 		}
 		return scheme + "://*", nil
+	}
+	if strings.Contains(lv, "*") {
+		return "", fmt.Errorf("%w: %q: the only wildcard is scheme://* for every host of a custom scheme (myapp://*); name each host of http and https (repeat --allow-origin)", ErrBadOrigin, v)
 	}
 	u, err := url.Parse(lv)
 	if err != nil || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
@@ -111,9 +122,6 @@ func (e *Endpoint) SetOrigins(in []string) error {
 // a loopback host of http(s) as "loopback" (the port is kept).
 func canonicalOrigin(o string) string {
 	o = strings.ToLower(strings.TrimRight(o, "/"))
-	if o == "file:" {
-		return "file://"
-	}
 	scheme, hostport, ok := strings.Cut(o, "://")
 	if !ok || (scheme != "http" && scheme != "https") {
 		return o

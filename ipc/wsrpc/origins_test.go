@@ -7,16 +7,23 @@ import (
 )
 
 func TestExpandOrigins(t *testing.T) {
-	got, err := ExpandOrigins([]string{"electron", "TAURI", "http://localhost:5173/", "myapp://*", "file://"})
+	got, err := ExpandOrigins([]string{"electron", "TAURI", "http://localhost:5173/", "myapp://*"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"app://*", "file://", "http://localhost:5173", "http://tauri.localhost", "https://tauri.localhost", "myapp://*", "tauri://localhost"}, got)
+	require.Equal(t, []string{"app://*", "http://localhost:5173", "http://tauri.localhost", "https://tauri.localhost", "myapp://*", "tauri://localhost"}, got)
 
-	for _, bad := range []string{"", "null", "http://*", "https://*", "localhost:5173", "http://x.example/path", "http://user@x.example", "://x", "http://x.example?q=1"} {
+	for _, bad := range []string{"", "null", "NULL", "file://", "file:", "file:///home/ada/app/index.html",
+		"http://*", "https://*", "https://*.example.com", "http://*:5173", "app://*.bundle", "*://localhost",
+		"localhost:5173", "http://x.example/path", "http://user@x.example", "://x", "http://x.example?q=1"} {
 		_, err := ExpandOrigins([]string{bad})
 		require.ErrorIs(t, err, ErrBadOrigin, "%q", bad)
 	}
-	_, err = ExpandOrigins([]string{"null"})
-	require.ErrorContains(t, err, "--allow-origin electron", "null's error tells an Electron developer what to pass")
+	for _, v := range []string{"null", "file://"} {
+		_, err = ExpandOrigins([]string{v})
+		require.ErrorContains(t, err, "--allow-origin electron", "%s: the error tells an Electron developer what to do", v)
+		require.ErrorContains(t, err, "app://", v)
+	}
+	_, err = ExpandOrigins([]string{"https://*.example.com"})
+	require.ErrorContains(t, err, "the only wildcard is scheme://*", "a subdomain wildcard is refused, not taken literally")
 }
 
 // endpointWithOrigins is an endpoint allowing these origins.
@@ -33,8 +40,8 @@ func TestOriginAllowed(t *testing.T) {
 		origin string
 		ok     bool
 	}{
-		{"file://", true},
-		{"FILE://", true},
+		{"file://", false}, // Chromium sends null from file:// pages; the preset admits neither
+		{"FILE://", false},
 		{"app://-", true},
 		{"app://localhost", true},
 		{"app://", false}, // no host
@@ -59,5 +66,5 @@ func TestOriginAllowed(t *testing.T) {
 	for _, tc := range cases {
 		require.Equal(t, tc.ok, s.originAllowed(tc.origin), "%q", tc.origin)
 	}
-	require.False(t, endpointWithOrigins(t).originAllowed("file://"), "no preset: file:// is refused")
+	require.False(t, endpointWithOrigins(t).originAllowed("app://-"), "no preset: app:// is refused")
 }

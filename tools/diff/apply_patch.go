@@ -73,6 +73,17 @@ func applyPatchSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 			}
 			return ApplyPatch(ctx, ws, guard, text)
 		},
+		Preview: func(ctx context.Context, args tools.Args) (string, error) {
+			var a patchArgs
+			if err := tools.DecodeArgs(args.Canonical, &a); err != nil {
+				return "", err
+			}
+			text, err := a.text()
+			if err != nil {
+				return "", err
+			}
+			return PreviewPatch(ctx, ws, text)
+		},
 	}
 }
 

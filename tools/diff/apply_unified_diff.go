@@ -44,16 +44,35 @@ func applyUnifiedSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 			if err := tools.DecodeArgs(call.Args, &a); err != nil {
 				return nil, err
 			}
-			text := a.Diff
-			if text == "" {
-				text = a.Patch
-			}
-			if strings.TrimSpace(text) == "" {
-				return nil, fmt.Errorf("%w: diff is required", tools.ErrInvalidArgs)
+			text, err := a.text()
+			if err != nil {
+				return nil, err
 			}
 			return ApplyUnified(ctx, ws, guard, text)
 		},
+		Preview: func(ctx context.Context, args tools.Args) (string, error) {
+			var a unifiedArgs
+			if err := tools.DecodeArgs(args.Canonical, &a); err != nil {
+				return "", err
+			}
+			text, err := a.text()
+			if err != nil {
+				return "", err
+			}
+			return PreviewUnified(ctx, ws, text)
+		},
 	}
+}
+
+func (a unifiedArgs) text() (string, error) {
+	t := a.Diff
+	if t == "" {
+		t = a.Patch
+	}
+	if strings.TrimSpace(t) == "" {
+		return "", fmt.Errorf("%w: diff is required", tools.ErrInvalidArgs)
+	}
+	return t, nil
 }
 
 // UnifiedPaths returns every path a unified diff names, for permission

@@ -11,26 +11,52 @@ import (
 // ApplyPatch parses text (the apply_patch format) and applies it atomically
 // inside ws.
 func ApplyPatch(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, text string) (*Result, error) {
-	patch, err := ParsePatch(text)
+	plan, res, err := planPatch(ctx, ws, guard, text, false)
 	if err != nil {
 		return nil, err
 	}
-	plan := newPlan(ws, guard)
 	defer plan.Close()
-	res := &Result{}
-	for _, op := range patch.Ops {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := applyOp(plan, op, res); err != nil {
-			return nil, err
-		}
-	}
 	if err := plan.Commit(ctx); err != nil {
 		return nil, err
 	}
 	res.summarize()
 	return res, nil
+}
+
+// PreviewPatch renders what ApplyPatch would change, as a unified diff
+// of every file (Plan.Diff), writing nothing.
+func PreviewPatch(ctx context.Context, ws *confine.Workspace, text string) (string, error) {
+	plan, _, err := planPatch(ctx, ws, nil, text, true)
+	if err != nil {
+		return "", err
+	}
+	defer plan.Close()
+	return plan.Diff(), nil
+}
+
+// planPatch parses text and plans it in memory (a preview reads files up
+// to previewLimit); the caller closes the plan.
+func planPatch(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, text string, preview bool) (*Plan, *Result, error) {
+	patch, err := ParsePatch(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := newPlan(ws, guard)
+	if preview {
+		plan.limit = previewLimit
+	}
+	res := &Result{}
+	for _, op := range patch.Ops {
+		if err := ctx.Err(); err != nil {
+			plan.Close()
+			return nil, nil, err
+		}
+		if err := applyOp(plan, op, res); err != nil {
+			plan.Close()
+			return nil, nil, err
+		}
+	}
+	return plan, res, nil
 }
 
 func applyOp(plan *Plan, op FileOp, res *Result) error {

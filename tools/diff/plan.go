@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/fs"
+	"github.com/zqagent/sidecar/tools/fs/textdiff"
 )
 
 // Plan is the in-memory result of a patch: the new content (or deletion) of
@@ -20,7 +22,12 @@ type Plan struct {
 	guard *conflict.Guard
 	files map[string]*planFile // by real path
 	order []*planFile          // first-touch order
+	limit int64                // the largest file read
 }
+
+// previewLimit is the largest file a preview reads (a patch of a larger
+// one shows no diff on its approval card).
+const previewLimit = 16 << 20
 
 type planFile struct {
 	t       *fs.Target
@@ -33,7 +40,7 @@ type planFile struct {
 }
 
 func newPlan(ws *confine.Workspace, guard *conflict.Guard) *Plan {
-	return &Plan{ws: ws, guard: guard, files: map[string]*planFile{}}
+	return &Plan{ws: ws, guard: guard, files: map[string]*planFile{}, limit: 1 << 40}
 }
 
 // Close releases every root the plan opened.
@@ -66,7 +73,7 @@ func (p *Plan) file(path string) (*planFile, error) {
 		}
 		f.perm = fi.Mode().Perm()
 	}
-	data, err := confine.ReadRegular(t.Root, t.Rel, 1<<40) // never blocks on a FIFO
+	data, err := confine.ReadRegular(t.Root, t.Rel, p.limit) // never blocks on a FIFO
 	switch {
 	case err == nil:
 		f.before, f.existed = data, true
@@ -79,6 +86,17 @@ func (p *Plan) file(path string) (*planFile, error) {
 	p.files[t.Real] = f
 	p.order = append(p.order, f)
 	return f, nil
+}
+
+// Diff renders the plan as a unified diff of every file it changes, in
+// first-touch order (textdiff.Change: a created file from /dev/null, a
+// deleted one to /dev/null, a move as both); it writes nothing.
+func (p *Plan) Diff() string {
+	var b strings.Builder
+	for _, f := range p.order {
+		b.WriteString(textdiff.Change(f.t.Display, f.before, f.after, f.existed, f.exists))
+	}
+	return b.String()
 }
 
 // commitHook, when set by tests, runs before each file is written.

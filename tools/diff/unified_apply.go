@@ -13,26 +13,54 @@ import (
 // ApplyUnified parses text (a unified diff) and applies it atomically
 // inside ws.
 func ApplyUnified(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, text string) (*Result, error) {
-	files, err := ParseUnified(text)
+	plan, res, err := planUnified(ctx, ws, guard, text, false)
 	if err != nil {
 		return nil, err
 	}
-	plan := newPlan(ws, guard)
 	defer plan.Close()
-	res := &Result{}
-	for _, d := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := applyFileDiff(plan, d, res); err != nil {
-			return nil, err
-		}
-	}
 	if err := plan.Commit(ctx); err != nil {
 		return nil, err
 	}
 	res.summarize()
 	return res, nil
+}
+
+// PreviewUnified renders what ApplyUnified would change, as a unified
+// diff of every file (Plan.Diff: the result, not the model's text, so
+// offsets and whitespace tolerance are applied), writing nothing.
+func PreviewUnified(ctx context.Context, ws *confine.Workspace, text string) (string, error) {
+	plan, _, err := planUnified(ctx, ws, nil, text, true)
+	if err != nil {
+		return "", err
+	}
+	defer plan.Close()
+	return plan.Diff(), nil
+}
+
+// planUnified parses text and plans it in memory (a preview reads files
+// up to previewLimit); the caller closes the
+// plan.
+func planUnified(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, text string, preview bool) (*Plan, *Result, error) {
+	files, err := ParseUnified(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := newPlan(ws, guard)
+	if preview {
+		plan.limit = previewLimit
+	}
+	res := &Result{}
+	for _, d := range files {
+		if err := ctx.Err(); err != nil {
+			plan.Close()
+			return nil, nil, err
+		}
+		if err := applyFileDiff(plan, d, res); err != nil {
+			plan.Close()
+			return nil, nil, err
+		}
+	}
+	return plan, res, nil
 }
 
 func applyFileDiff(plan *Plan, d *FileDiff, res *Result) error {

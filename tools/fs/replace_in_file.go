@@ -57,17 +57,46 @@ func replaceInFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec 
 			}
 			return ReplaceInFile(ctx, ws, guard, a.Path, a.OldString, *a.NewString, a.ReplaceAll)
 		},
+		Preview: func(ctx context.Context, args tools.Args) (string, error) {
+			var a replaceArgs
+			if err := tools.DecodeArgs(args.Canonical, &a); err != nil {
+				return "", err
+			}
+			if a.NewString == nil {
+				return "", fmt.Errorf("%w: new_string is required", tools.ErrInvalidArgs)
+			}
+			return PreviewReplace(ctx, ws, a.Path, a.OldString, *a.NewString, a.ReplaceAll)
+		},
 	}
+}
+
+// PreviewReplace renders what ReplaceInFile would change, as a unified
+// diff (textdiff.Change), writing nothing; it fails where ReplaceInFile
+// would (no match, several without all, a binary or too large file).
+func PreviewReplace(ctx context.Context, ws *confine.Workspace, p, old, new string, all bool) (string, error) {
+	if err := checkReplace(old, new); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	t, err := Open(ws, p, true)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	content, updated, _, err := planReplace(ctx, t, nil, p, old, new, all)
+	if err != nil {
+		return "", err
+	}
+	return textdiff.Change(t.Display, []byte(content), []byte(updated), true, true), nil
 }
 
 // ReplaceInFile replaces old with new in the file at p: exactly one
 // occurrence, or all of them when all is set.
 func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard, p, old, new string, all bool) (*WriteResult, error) {
-	if old == "" {
-		return nil, fmt.Errorf("%w: old_string is empty; use write_file to create or overwrite a file", tools.ErrInvalidArgs)
-	}
-	if old == new {
-		return nil, fmt.Errorf("%w: old_string and new_string are the same", tools.ErrInvalidArgs)
+	if err := checkReplace(old, new); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -77,47 +106,9 @@ func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.G
 		return nil, err
 	}
 	defer t.Close()
-	fi, err := t.Root.Stat(t.Rel)
+	content, updated, n, err := planReplace(ctx, t, guard, p, old, new, all)
 	if err != nil {
-		return nil, mapFSError("edit", p, err)
-	}
-	if fi.IsDir() {
-		return nil, toolErr(TypeIsDir, ErrIsDir, "%s is a directory", t.Display)
-	}
-	if fi.Size() > maxEditFileBytes {
-		return nil, toolErr(TypeTooLarge, ErrTooLarge, "%s is %d bytes; replace_in_file edits files up to %d MB", t.Display, fi.Size(), maxEditFileBytes>>20)
-	}
-	data, err := confine.ReadRegular(t.Root, t.Rel, maxEditFileBytes)
-	if err != nil {
-		return nil, mapFSError("edit", t.Display, err)
-	}
-	if looksBinary(data) {
-		return nil, toolErr(TypeBinary, ErrBinary, "%s looks like a binary file", t.Display)
-	}
-	if err := guard.CheckWriteContext(ctx, t.Real); err != nil {
 		return nil, err
-	}
-	content := string(data)
-	n := strings.Count(content, old)
-	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
-		// The model wrote LF; the file uses CRLF.
-		crOld, crNew := strings.ReplaceAll(old, "\n", "\r\n"), strings.ReplaceAll(new, "\n", "\r\n")
-		if m := strings.Count(content, crOld); m > 0 {
-			old, new, n = crOld, crNew, m
-		}
-	}
-	switch {
-	case n == 0:
-		return nil, toolErr(TypeNoMatch, ErrNoMatch, "in %s%s. Read the file again and copy the text exactly", t.Display, nearestHint(content, old))
-	case n > 1 && !all:
-		return nil, toolErr(TypeAmbiguous, ErrAmbiguous, "%d occurrences in %s (at lines %s); include more surrounding lines in old_string to make it unique, or set replace_all to true",
-			n, t.Display, matchLines(content, old, 10))
-	}
-	var updated string
-	if all {
-		updated = strings.ReplaceAll(content, old, new)
-	} else {
-		updated = strings.Replace(content, old, new, 1)
 	}
 	if err := WriteAtomic(t.Root, t.Rel, []byte(updated), 0o644); err != nil {
 		return nil, mapFSError("edit", p, err)
@@ -127,6 +118,64 @@ func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.G
 	res.Added, res.Removed = textdiff.Count(content, updated)
 	res.Diff = textdiff.Unified(t.Display, content, updated, previewContext, previewLines)
 	return res, nil
+}
+
+// checkReplace refuses what no file can make right.
+func checkReplace(old, new string) error {
+	if old == "" {
+		return fmt.Errorf("%w: old_string is empty; use write_file to create or overwrite a file", tools.ErrInvalidArgs)
+	}
+	if old == new {
+		return fmt.Errorf("%w: old_string and new_string are the same", tools.ErrInvalidArgs)
+	}
+	return nil
+}
+
+// planReplace reads the file of t and computes its content after the
+// replacement (n occurrences), checking guard (nil: none) before it.
+func planReplace(ctx context.Context, t *Target, guard *conflict.Guard, p, old, new string, all bool) (content, updated string, n int, err error) {
+	fi, err := t.Root.Stat(t.Rel)
+	if err != nil {
+		return "", "", 0, mapFSError("edit", p, err)
+	}
+	if fi.IsDir() {
+		return "", "", 0, toolErr(TypeIsDir, ErrIsDir, "%s is a directory", t.Display)
+	}
+	if fi.Size() > maxEditFileBytes {
+		return "", "", 0, toolErr(TypeTooLarge, ErrTooLarge, "%s is %d bytes; replace_in_file edits files up to %d MB", t.Display, fi.Size(), maxEditFileBytes>>20)
+	}
+	data, err := confine.ReadRegular(t.Root, t.Rel, maxEditFileBytes)
+	if err != nil {
+		return "", "", 0, mapFSError("edit", t.Display, err)
+	}
+	if looksBinary(data) {
+		return "", "", 0, toolErr(TypeBinary, ErrBinary, "%s looks like a binary file", t.Display)
+	}
+	if err := guard.CheckWriteContext(ctx, t.Real); err != nil {
+		return "", "", 0, err
+	}
+	content = string(data)
+	n = strings.Count(content, old)
+	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+		// The model wrote LF; the file uses CRLF.
+		crOld, crNew := strings.ReplaceAll(old, "\n", "\r\n"), strings.ReplaceAll(new, "\n", "\r\n")
+		if m := strings.Count(content, crOld); m > 0 {
+			old, new, n = crOld, crNew, m
+		}
+	}
+	switch {
+	case n == 0:
+		return "", "", 0, toolErr(TypeNoMatch, ErrNoMatch, "in %s%s. Read the file again and copy the text exactly", t.Display, nearestHint(content, old))
+	case n > 1 && !all:
+		return "", "", 0, toolErr(TypeAmbiguous, ErrAmbiguous, "%d occurrences in %s (at lines %s); include more surrounding lines in old_string to make it unique, or set replace_all to true",
+			n, t.Display, matchLines(content, old, 10))
+	}
+	if all {
+		updated = strings.ReplaceAll(content, old, new)
+	} else {
+		updated = strings.Replace(content, old, new, 1)
+	}
+	return content, updated, n, nil
 }
 
 // matchLines lists the 1-based line numbers where old starts, at most max.

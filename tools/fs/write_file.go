@@ -69,7 +69,37 @@ func writeFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 			}
 			return WriteFile(ctx, ws, guard, a.Path, *a.Content)
 		},
+		Preview: func(ctx context.Context, args tools.Args) (string, error) {
+			var a writeFileArgs
+			if err := tools.DecodeArgs(args.Canonical, &a); err != nil {
+				return "", err
+			}
+			if a.Content == nil {
+				return "", fmt.Errorf("%w: content is required", tools.ErrInvalidArgs)
+			}
+			return PreviewWrite(ctx, ws, a.Path, *a.Content)
+		},
 	}
+}
+
+// PreviewWrite renders what WriteFile would change, as a unified diff
+// (textdiff.Change), writing nothing; a file larger than maxEditFileBytes
+// is not read (an error).
+func PreviewWrite(ctx context.Context, ws *confine.Workspace, p, content string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	t, err := Open(ws, p, true)
+	if err != nil {
+		return "", err
+	}
+	defer t.Close()
+	old, err := confine.ReadRegular(t.Root, t.Rel, maxEditFileBytes)
+	created := errors.Is(err, os.ErrNotExist)
+	if err != nil && !created {
+		return "", mapFSError("read", p, err)
+	}
+	return textdiff.Change(t.Display, old, []byte(content), !created, true), nil
 }
 
 func writeMeta(name string) tools.Metadata {

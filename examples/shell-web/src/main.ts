@@ -471,6 +471,15 @@ function showPending(pending: PendingRequest[]): void {
         const raw = typeof v === "string" ? v : JSON.stringify(v);
         body.append(h("div", {}, h("b", {}, k)), h("div", { class: "arg" }, safe(`arguments.${k}`, raw)));
       }
+      // A file tool's card says what will change: a unified diff (§7).
+      const diff = req.data.diff;
+      if (diff) {
+        body.append(h("div", {}, h("b", {}, "changes")), h("pre", { class: "diff" }, safe("diff.unified", diff.unified)));
+        if (diff.truncated) body.append(h("p", { class: "status-line" }, "(diff cut at 64 KiB)"));
+      }
+      // A deny may say why: the model reads the note.
+      const note = h("input", { id: "deny-note", placeholder: "Why deny? (optional, the agent reads it)" }) as HTMLInputElement;
+      body.append(note);
       actions.append(
         button("Allow once", () => answer({ outcome: "once" })),
         button(`Always allow ${req.data.name}`, () => answer({ outcome: "always_tool" })),
@@ -481,7 +490,7 @@ function showPending(pending: PendingRequest[]): void {
       } else if (req.data.alwaysCommandNote) {
         body.append(h("p", { class: "status-line" }, req.data.alwaysCommandNote));
       }
-      actions.append(button("Deny", () => answer({ outcome: "deny" })));
+      actions.append(button("Deny", () => answer(note.value.trim() ? { outcome: "deny", note: note.value.trim() } : { outcome: "deny" })));
       break;
     }
     case "question": {

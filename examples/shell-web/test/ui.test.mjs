@@ -161,6 +161,8 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
     await dialog.waitFor();
     assert.equal(await dialog.getAttribute("data-kind"), "approval");
     await page.locator("#request-title", { hasText: "Allow write_file?" }).waitFor();
+    // The card shows what will change: a unified diff creating the file.
+    assert.equal(await dialog.locator("pre.diff").textContent(), "--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,1 @@\n+version 1\n");
     await shot("approval-dialog");
     await dialog.getByRole("button", { name: "Allow once" }).click();
     await waitEnds(2);
@@ -173,11 +175,17 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
     await send("delete the notes");
     await dialog.waitFor();
     await page.locator("#request-title", { hasText: "Allow run_shell?" }).waitFor();
+    assert.equal(await dialog.locator("pre.diff").count(), 0, "no diff for a command");
+    await page.locator("#deny-note").fill("keep the notes");
     await shot("deny-dialog");
     await dialog.getByRole("button", { name: "Deny" }).click();
     await waitEnds(3);
     await page.locator('.tool[data-tool="run_shell"][data-status="denied"]').waitFor();
     assert.ok(existsSync(join(projDir, "notes.txt")), "a denied command did not run");
+    // The note reached the model: its tool result quotes it.
+    const { messages } = await watcher.call("session.get", { sessionId });
+    const denied = messages.filter((m) => m.role === "tool").map((m) => m.content).find((c) => c.includes('"denied"'));
+    assert.match(denied ?? "", /with this note: keep the notes/);
     await shot("denied");
   });
 

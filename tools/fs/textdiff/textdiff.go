@@ -9,6 +9,7 @@ package textdiff
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxCells bounds the LCS table; larger middles are shown as a replacement.
@@ -34,9 +35,42 @@ func Unified(name, old, new string, ctx, maxLines int) string {
 	if old == new {
 		return ""
 	}
+	return unified("a/"+name, "b/"+name, old, new, ctx, maxLines)
+}
+
+// ReviewContext is the context lines of Change.
+const ReviewContext = 3
+
+// Change renders one file's change for a review (an approval card): a
+// unified diff with ReviewContext lines of context, whose "---" line is
+// /dev/null for a file that did not exist and "+++" line /dev/null for a
+// file removed; one "Binary files … differ" line when either side holds a
+// NUL byte or is not UTF-8; "" when nothing changes.
+func Change(name string, old, new []byte, existed, exists bool) string {
+	if existed == exists && string(old) == string(new) {
+		return ""
+	}
+	from, to := "a/"+name, "b/"+name
+	if !existed {
+		from = "/dev/null"
+	}
+	if !exists {
+		to = "/dev/null"
+	}
+	if binary(old) || binary(new) {
+		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
+	}
+	return unified(from, to, string(old), string(new), ReviewContext, 0)
+}
+
+func binary(b []byte) bool {
+	return strings.IndexByte(string(b), 0) >= 0 || !utf8.Valid(b)
+}
+
+func unified(from, to, old, new string, ctx, maxLines int) string {
 	ops := diff(Lines(old), Lines(new))
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", name, name)
+	fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
 	lines := 2
 	for _, h := range hunks(ops, ctx) {
 		for _, l := range h {

@@ -28,3 +28,25 @@ func TestUnified(t *testing.T) {
 		t.Fatalf("Count = +%d -%d", a, r)
 	}
 }
+
+func TestChange(t *testing.T) {
+	cases := []struct {
+		name            string
+		old, new        string
+		existed, exists bool
+		want            string
+	}{
+		{"edit", "a\nb\n", "a\nB\n", true, true, "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"},
+		{"create", "", "x\n", false, true, "--- /dev/null\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n"},
+		{"create empty", "", "", false, true, "--- /dev/null\n+++ b/f\n"},
+		{"delete", "x\n", "", true, false, "--- a/f\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-x\n"},
+		{"same", "x\n", "x\n", true, true, ""},
+		{"binary", "a\x00b", "c", true, true, "Binary files a/f and b/f differ\n"},
+		{"not utf-8", "a\n", "\xff\xfe\n", true, true, "Binary files a/f and b/f differ\n"},
+	}
+	for _, tc := range cases {
+		if got := Change("f", []byte(tc.old), []byte(tc.new), tc.existed, tc.exists); got != tc.want {
+			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
+		}
+	}
+}

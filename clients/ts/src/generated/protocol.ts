@@ -302,6 +302,11 @@ export interface AgentsUpdateParams {
  */
 export interface ApprovalResponse {
   outcome: Outcome;
+  /**
+   * Note, with outcome deny only, is the user's reason: the model's
+   * tool result quotes it. At most 4096 bytes (MaxDenyNoteBytes).
+   */
+  note?: string;
 }
 /**
  * AskUserQuestionData: ask_user waits; answer with QuestionResponse.
@@ -423,6 +428,23 @@ export interface Capabilities {
 export interface VersionRange {
   min: number;
   max: number;
+}
+/**
+ * CardDiff is the unified diff of an approval card.
+ */
+export interface CardDiff {
+  /**
+   * Unified is a unified diff ("--- a/<path>", "+++ b/<path>", hunks
+   * with 3 lines of context) of every file the call changes, in the
+   * order it touches them; "/dev/null" names the missing side of a
+   * created or deleted file, and a binary file is one "Binary files …
+   * differ" line. At most 64 KiB.
+   */
+  unified: string;
+  /**
+   * Truncated: the diff was cut at a line end to fit 64 KiB.
+   */
+  truncated?: boolean;
 }
 /**
  * ClientInfo names the connecting shell, or the sidecar in a result.
@@ -1079,6 +1101,7 @@ export interface PermissionRequiredData {
    * direct call.
    */
   via?: string;
+  diff?: CardDiff;
   /**
    * Warnings and Display: flagged text fields and their escaped display
    * forms by field path; absent when every field is clean.

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"log/slog"
+	"strings"
+
+	"github.com/zqagent/sidecar/tools"
+)
+
+// MaxCardDiffBytes bounds CardDiff.Unified.
+const MaxCardDiffBytes = 64 << 10
+
+// CardDiff is the unified diff of an approval card.
+type CardDiff struct {
+	// Unified is a unified diff of every file the call changes; at most
+	// MaxCardDiffBytes, cut at a line end when Truncated.
+	Unified   string `json:"unified"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// cardDiff is the diff of an approval card: what the tool's Preview says
+// the call will change, cut to MaxCardDiffBytes at a line end; nil without
+// a Preview, when it fails or when nothing changes.
+func (t *turn) cardDiff(tg tools.Target) *CardDiff {
+	if tg.Spec.Preview == nil {
+		return nil
+	}
+	d, err := tg.Spec.Preview(t.ctx, tg.Args)
+	if err != nil {
+		slog.Debug("no diff for the approval card", "tool", tg.Spec.Name, "err", err)
+		return nil
+	}
+	if d == "" {
+		return nil
+	}
+	if len(d) <= MaxCardDiffBytes {
+		return &CardDiff{Unified: d}
+	}
+	cut := d[:cutUTF8(d, MaxCardDiffBytes)]
+	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
+		cut = cut[:i+1]
+	}
+	return &CardDiff{Unified: cut, Truncated: true}
+}
+
+// diff checks a card's diff like a text field, except that the line ends
+// of a CRLF file alone do not flag it.
+func (c *cardCheck) diff(d *CardDiff) {
+	if d != nil && len(textKinds(strings.ReplaceAll(d.Unified, "\r\n", "\n"))) > 0 {
+		c.text("diff.unified", d.Unified)
+	}
+}

@@ -162,6 +162,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	s := newSession(created.SessionID, pr.Path)
+	s.lang = info.Lang
 	if _, err := a.attach(ctx, s, info.LastSeq); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
@@ -205,6 +206,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, wireError(err)
 	}
 	s := newSession(info.SessionID, root)
+	s.lang = info.Lang
 	s.startLoad()
 	res, err := a.attach(ctx, s, 0)
 	if err != nil {
@@ -525,9 +527,10 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle("Approve the plan", d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
+		tx := cardTextOf(s.lang)
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(tx.approvePlan, d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
 			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Plan))))}
-		req.Options = yesNoOptions("Approve the plan", "Reject the plan")
+		req.Options = yesNoOptions(tx.approvePlan, tx.rejectPlan)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
 			return nil, "", err
@@ -538,15 +541,16 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		access := "read-only"
+		tx := cardTextOf(s.lang)
+		access := tx.readOnly
 		if d.Writable {
-			access = "read-write"
+			access = tx.readWrite
 		}
-		title := oneLine(engine.DisplayText(fmt.Sprintf("Grant %s access to %s", access, d.Path)))
+		title := oneLine(engine.DisplayText(fmt.Sprintf(tx.grantAccess, access, d.Path)))
 		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(title, d.Warnings)),
 			Kind: sdk.Ptr(sdk.ToolKindOther), Status: sdk.Ptr(sdk.ToolCallStatusPending), Locations: []sdk.ToolCallLocation{{Path: d.Path}},
 			Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Reason))))}
-		req.Options = yesNoOptions("Grant access", "Refuse")
+		req.Options = yesNoOptions(tx.grant, tx.refuse)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
 			return nil, "", err

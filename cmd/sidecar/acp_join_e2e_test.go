@@ -141,3 +141,46 @@ func TestE2EACPTakesOverWhenTheAppQuits(t *testing.T) {
 	require.ElementsMatch(t, []string{e.sid, string(ns.SessionId)}, ids, "both sessions of the project")
 	require.True(t, a.stop(t), "sidecar acp exits cleanly: %s", a.stderr.String())
 }
+
+// TestE2EACPSessionLanguage: a session/new of sidecar acp runs in the
+// editor user's OS locale (LANG of sidecar acp, not of the app it joined),
+// or in session/new's _meta {"zqagent":{"lang"}}; the plan card sidecar acp
+// writes is in the session's language, and session/list shows the sessions.
+func TestE2EACPSessionLanguage(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	proj := t.TempDir()
+	app := spawn(t, dataDir, "LC_ALL=", "LC_MESSAGES=", "LANG=ko_KR.UTF-8", "ZQAGENT_SCRIPT="+writeScript(t,
+		calls("", toolCall("p1", "propose_plan", map[string]any{"plan": "1. read\n2. write"})), text("planned")))
+	c := app.connect(t)
+	ed := &fakeEditor{asked: make(chan string, 4), release: make(chan struct{})}
+	close(ed.release)
+	a := spawnACPWith(t, dataDir, ed, "LC_ALL=", "LC_MESSAGES=", "LANG=ja_JP.UTF-8")
+	langOf := func(sid sdk.SessionId) string {
+		var got struct {
+			Session struct {
+				Lang string `json:"lang"`
+			} `json:"session"`
+		}
+		require.NoError(t, c.Call(tctx(t), "session.get", map[string]any{"sessionId": string(sid)}, &got))
+		return got.Session.Lang
+	}
+	ja, err := a.conn.NewSession(tctx(t), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	require.Equal(t, "ja", langOf(ja.SessionId), "the editor user's OS locale")
+	zh, err := a.conn.NewSession(tctx(t), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}, Meta: map[string]any{"zqagent": map[string]any{"lang": "zh"}}})
+	require.NoError(t, err)
+	require.Equal(t, "zh", langOf(zh.SessionId), "_meta wins")
+	_, err = a.conn.NewSession(tctx(t), sdk.NewSessionRequest{Cwd: proj, McpServers: []sdk.McpServer{}, Meta: map[string]any{"lang": "fr"}})
+	require.Error(t, err, "a language without prompts is refused")
+
+	res := waitPrompt(t, promptAsync(t, a, ja.SessionId, "plan it"))
+	require.Equal(t, sdk.StopReasonEndTurn, res.StopReason)
+	require.Equal(t, "計画を承認する", waitAsked(t, ed))
+
+	list, err := a.conn.ListSessions(tctx(t), sdk.ListSessionsRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.Sessions, 2)
+	require.Equal(t, ja.SessionId, list.Sessions[0].SessionId, "the newest first (the prompted one)")
+	_, err = a.conn.ListSessions(tctx(t), sdk.ListSessionsRequest{Cursor: sdk.Ptr("x")})
+	require.Error(t, err)
+}

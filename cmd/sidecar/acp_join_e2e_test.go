@@ -184,3 +184,13 @@ func TestE2EACPSessionLanguage(t *testing.T) {
 	_, err = a.conn.ListSessions(tctx(t), sdk.ListSessionsRequest{Cursor: sdk.Ptr("x")})
 	require.Error(t, err)
 }
+
+// TestE2EACPHelp: `sidecar acp --help` has its own usage, on stdout, exit 0.
+func TestE2EACPHelp(t *testing.T) {
+	out, err := exec.Command(sidecarBin, "acp", "--help").Output()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(out), "Usage: sidecar acp [flags]"), string(out))
+	for _, want := range []string{"session/list", "hand the data dir", "_meta", "-data-dir"} {
+		require.Contains(t, string(out), want)
+	}
+}

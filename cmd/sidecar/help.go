@@ -82,11 +82,11 @@ func acpUsage(fs *flag.FlagSet, w io.Writer) func() {
 			"    dir, it drives that one; when that one quits, it takes the data dir over.\n"+
 			"  The editor's sessions and pending approvals carry over either way.\n\n"+
 			"ACP methods: initialize, session/new, session/load, session/list,\n"+
-			"session/prompt, session/cancel, session/set_mode. session/new's mcpServers\n"+
-			"are added to the project as MCP servers under the usual trust rules (an\n"+
-			"untrusted one is not started before the user trusts it). A new session's\n"+
-			"language is session/new's _meta {\"zqagent\":{\"lang\":\"ja\"}} (or _meta\n"+
-			"{\"lang\"}), else the OS locale (LC_ALL, LC_MESSAGES, LANG), else English.\n\n"+
+			"session/prompt, session/cancel, session/set_mode. MCP servers passed in\n"+
+			"session/new are not started: configure them in the project's .agent/mcp.json,\n"+
+			"under the usual trust rules. A new session's language is session/new's\n"+
+			"_meta {\"zqagent\":{\"lang\":\"ja\"}} (or _meta {\"lang\"}; zh, en, zh-TW,\n"+
+			"ja, ko or es), else the OS locale (LC_ALL, LC_MESSAGES, LANG), else English.\n\n"+
 			"--secrets-stdin is not available (stdin carries the protocol): API keys come\n"+
 			"from the keychain or *_API_KEY.\n\nFlags:\n")
 		fs.SetOutput(w)

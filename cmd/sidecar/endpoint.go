@@ -106,23 +106,20 @@ func takeOverFromACP(log *slog.Logger, dataDir string, locked error) (*fileLock,
 	if err != nil || !ep.Handover {
 		return nil, locked
 	}
-	log.Info("the data dir is owned by sidecar acp; asking it to hand it over", "pid", ep.PID)
 	ctx, cancel := context.WithTimeout(context.Background(), handoverTimeout)
 	defer cancel()
-	c, err := client.Dial(ctx, ep.URL, ep.Token, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w; and asking it to hand the data dir over: %w", locked, err)
-	}
-	_, err = c.Initialize(ctx, "sidecar", buildVersion(), false)
-	if err == nil {
-		err = c.Call(ctx, "shutdown", map[string]any{}, nil)
-	}
-	c.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%w; and asking it to hand the data dir over: %w", locked, err)
-	}
 	path := filepath.Join(dataDir, "sidecar.lock")
+	asked := ""
 	for {
+		// Another sidecar acp that drove the one asked may take the lock
+		// first: it publishes its endpoint, and is asked in turn.
+		if ep.Handover && ep.Token != asked {
+			log.Info("the data dir is owned by sidecar acp; asking it to hand it over", "pid", ep.PID)
+			if err := askHandover(ctx, ep.Endpoint); err != nil {
+				return nil, fmt.Errorf("%w; and asking it to hand the data dir over: %w", locked, err)
+			}
+			asked = ep.Token
+		}
 		lock, err := acquireLock(path)
 		if !errors.Is(err, errLocked) {
 			return lock, err
@@ -134,5 +131,21 @@ func takeOverFromACP(log *slog.Logger, dataDir string, locked error) (*fileLock,
 			t.Stop()
 			return nil, fmt.Errorf("%w; it did not hand the data dir over within %s", err, handoverTimeout)
 		}
+		if e, rerr := readEndpointLine(dataDir); rerr == nil {
+			ep = e
+		}
 	}
+}
+
+// askHandover calls shutdown on a sidecar acp owner: it lets the data dir go.
+func askHandover(ctx context.Context, ep acp.Endpoint) error {
+	c, err := client.Dial(ctx, ep.URL, ep.Token, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, "sidecar", buildVersion(), false); err != nil {
+		return err
+	}
+	return c.Call(ctx, "shutdown", map[string]any{}, nil)
 }

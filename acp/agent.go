@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,13 +24,16 @@ const cancelGrace = 30 * time.Second
 
 // Agent implements the ACP agent side over the sidecar's JSON-RPC API.
 type Agent struct {
-	rpc     *client.Client
 	conn    *sdk.AgentSideConnection // set by Serve before the first message
 	log     *slog.Logger
 	version string
-	hosted  bool            // the engines run in this process (fs/* can be used)
+	locale  string          // the language tag of new sessions that name none
 	ctx     context.Context // Serve's lifetime: questions and updates run under it
 	wg      *sync.WaitGroup // Serve's goroutines
+
+	rpcMu   sync.Mutex     // guards rpc, changed
+	rpc     *client.Client // the backend's connection; nil between two backends
+	changed chan struct{}  // closed (and replaced) when rpc changes
 
 	mu       sync.Mutex // guards caps, sessions
 	caps     sdk.ClientCapabilities
@@ -39,6 +44,49 @@ var (
 	_ sdk.Agent       = (*Agent)(nil)
 	_ sdk.AgentLoader = (*Agent)(nil)
 )
+
+// setClient makes rpc the connection every method uses from now on.
+func (a *Agent) setClient(rpc *client.Client) {
+	a.rpcMu.Lock()
+	defer a.rpcMu.Unlock()
+	a.rpc = rpc
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+// client returns the backend's connection; while the backend changes
+// hands (the owner went away, or this process handed the data dir over) it
+// waits for the next one, until ctx or Serve ends.
+func (a *Agent) client(ctx context.Context) (*client.Client, error) {
+	for {
+		a.rpcMu.Lock()
+		rpc, changed := a.rpc, a.changed
+		a.rpcMu.Unlock()
+		if rpc != nil {
+			select {
+			case <-rpc.Done():
+			default:
+				return rpc, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-a.ctx.Done():
+			return nil, ErrClosed
+		}
+	}
+}
+
+// call is a call on the backend's connection (client).
+func (a *Agent) call(ctx context.Context, method string, params, result any) error {
+	rpc, err := a.client(ctx)
+	if err != nil {
+		return err
+	}
+	return rpc.Call(ctx, method, params, result)
+}
 
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
 	a.mu.Lock()
@@ -76,8 +124,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
-			LoadSession:        true,
-			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			LoadSession:         true,
+			PromptCapabilities:  sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "zqagent", Title: sdk.Ptr("zqagent sidecar"), Version: a.version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -95,13 +144,17 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 // directory) and a session is created in it.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	var pr ipc.ProjectInfo
-	if err := a.rpc.Call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
+	if err := a.call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	var created struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := a.rpc.Call(ctx, "session.create", map[string]any{"projectId": pr.ProjectID}, &created); err != nil {
+	create := map[string]any{"projectId": pr.ProjectID}
+	if lang := a.sessionLang(p.Meta); lang != "" {
+		create["lang"] = lang
+	}
+	if err := a.call(ctx, "session.create", create, &created); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	info, err := a.sessionInfo(ctx, created.SessionID)
@@ -109,10 +162,35 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	s := newSession(created.SessionID, pr.Path)
+	s.lang = info.Lang
 	if _, err := a.attach(ctx, s, info.LastSeq); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(created.SessionID), Modes: modeState(info.Mode)}, nil
+}
+
+// sessionLang is the language of a new session: session/new's
+// _meta.zqagent.lang or _meta.lang (a tag such as "ja" or "zh-TW"), else
+// the editor user's OS locale (Options.Locale), mapped to one of the six
+// prompt languages; "" leaves it to the owner's default. An unsupported
+// tag in _meta is refused by session.create (invalid params); an OS locale
+// without prompts (fr_FR) means English, as for the desktop sidecar.
+func (a *Agent) sessionLang(meta map[string]any) string {
+	if z, ok := meta["zqagent"].(map[string]any); ok {
+		if l, ok := z["lang"].(string); ok && l != "" {
+			return l
+		}
+	}
+	if l, ok := meta["lang"].(string); ok && l != "" {
+		return l
+	}
+	if a.locale == "" {
+		return ""
+	}
+	if l, ok := engine.MatchLang(a.locale); ok {
+		return l
+	}
+	return "en"
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
@@ -128,6 +206,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, wireError(err)
 	}
 	s := newSession(info.SessionID, root)
+	s.lang = info.Lang
 	s.startLoad()
 	res, err := a.attach(ctx, s, 0)
 	if err != nil {
@@ -166,7 +245,12 @@ func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.Sub
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	s.handled(after) // events up to after are not this connection's to show
-	res, err := a.rpc.Subscribe(ctx, s.id, after)
+	rpc, err := a.client(ctx)
+	if err != nil {
+		a.detach(s.id)
+		return client.SubscribeResult{}, err
+	}
+	res, err := rpc.Subscribe(ctx, s.id, after)
 	if err != nil {
 		a.detach(s.id)
 		return client.SubscribeResult{}, err
@@ -184,7 +268,7 @@ func (a *Agent) sessionInfo(ctx context.Context, id string) (ipc.SessionInfo, er
 	var res struct {
 		Session ipc.SessionInfo `json:"session"`
 	}
-	if err := a.rpc.Call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
+	if err := a.call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
 		return ipc.SessionInfo{}, err
 	}
 	return res.Session, nil
@@ -194,7 +278,7 @@ func (a *Agent) projectPath(ctx context.Context, projectID string) (string, erro
 	var res struct {
 		Projects []ipc.ProjectInfo `json:"projects"`
 	}
-	if err := a.rpc.Call(ctx, "project.list", map[string]any{}, &res); err != nil {
+	if err := a.call(ctx, "project.list", map[string]any{}, &res); err != nil {
 		return "", err
 	}
 	for _, p := range res.Projects {
@@ -219,7 +303,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	var started ipc.TurnResult
 	params := ipc.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
-	if err := a.rpc.Call(ctx, "turn.start", params, &started); err != nil {
+	if err := a.call(ctx, "turn.start", params, &started); err != nil {
 		return sdk.PromptResponse{}, wireError(err)
 	}
 	ended := s.wait(started.TurnID)
@@ -284,7 +368,7 @@ func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error
 func (a *Agent) interrupt(id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 5*time.Second)
 	defer cancel()
-	if err := a.rpc.Call(ctx, "turn.interrupt", map[string]any{"sessionId": id}, nil); err != nil {
+	if err := a.call(ctx, "turn.interrupt", map[string]any{"sessionId": id}, nil); err != nil {
 		a.log.Warn("acp: interrupt", "session", id, "err", err)
 	}
 }
@@ -304,13 +388,61 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if _, err := a.session(p.SessionId); err != nil {
 		return sdk.SetSessionModeResponse{}, wireError(err)
 	}
-	err := a.rpc.Call(ctx, "session.setMode", map[string]any{"sessionId": string(p.SessionId), "mode": string(p.ModeId)}, nil)
+	err := a.call(ctx, "session.setMode", map[string]any{"sessionId": string(p.SessionId), "mode": string(p.ModeId)}, nil)
 	return sdk.SetSessionModeResponse{}, wireError(err)
 }
 
-// ListSessions implements sdk.Agent; the capability is not offered.
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+// ListSessions implements sdk.Agent (session/list, offered as
+// sessionCapabilities.list): the sessions of the data dir, of every project
+// or of the project at cwd, newest first, with their titles (the names the
+// sidecar gave them, in their language). One page: nextCursor is never
+// set, and a cursor is refused.
+func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	if p.Cursor != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
+	}
+	var projects struct {
+		Projects []ipc.ProjectInfo `json:"projects"`
+	}
+	if err := a.call(ctx, "project.list", map[string]any{}, &projects); err != nil {
+		return sdk.ListSessionsResponse{}, wireError(err)
+	}
+	want := ""
+	if p.Cwd != nil {
+		want = filepath.Clean(*p.Cwd)
+		if r, err := filepath.EvalSymlinks(want); err == nil {
+			want = r
+		}
+	}
+	type row struct {
+		info    sdk.SessionInfo
+		updated time.Time
+	}
+	var rows []row
+	for _, pr := range projects.Projects {
+		if want != "" && filepath.Clean(pr.Path) != want {
+			continue
+		}
+		var list struct {
+			Sessions []ipc.SessionInfo `json:"sessions"`
+		}
+		if err := a.call(ctx, "session.list", map[string]any{"projectId": pr.ProjectID}, &list); err != nil {
+			return sdk.ListSessionsResponse{}, wireError(err)
+		}
+		for _, ss := range list.Sessions {
+			info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
+			if ss.Title != "" {
+				info.Title = sdk.Ptr(ss.Title)
+			}
+			rows = append(rows, row{info, ss.UpdatedAt})
+		}
+	}
+	slices.SortStableFunc(rows, func(x, y row) int { return y.updated.Compare(x.updated) })
+	out := make([]sdk.SessionInfo, len(rows))
+	for i, r := range rows {
+		out[i] = r.info
+	}
+	return sdk.ListSessionsResponse{Sessions: out}, nil
 }
 
 // ResumeSession implements sdk.Agent; the capability is not offered.
@@ -347,9 +479,7 @@ func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
 			a.log.Info("acp: question to the editor", "session", s.id, "type", typ, "err", err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 10*time.Second)
-		defer cancel()
-		err = a.rpc.Respond(ctx, s.id, requestID, resp)
+		err = a.respond(s.id, requestID, resp)
 		if client.Code(err) == client.CodeConflict || client.Code(err) == client.CodeNotFound {
 			return // answered elsewhere first, or the turn was interrupted: the first answer wins
 		}
@@ -357,6 +487,23 @@ func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
 			a.log.Warn("acp: respond", "session", s.id, "request", requestID, "err", err)
 		}
 	})
+}
+
+// respond answers a request on the backend; an answer given while the
+// backend changed hands goes to the next one (the request is in the store).
+func (a *Agent) respond(sessionID, requestID string, resp any) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), reconnectTimeout)
+	defer cancel()
+	for {
+		rpc, err := a.client(ctx)
+		if err != nil {
+			return err
+		}
+		err = rpc.Respond(ctx, sessionID, requestID, resp)
+		if !errors.Is(err, client.ErrClosed) {
+			return err
+		}
+	}
 }
 
 // askNow asks the editor and returns the response for request.respond.
@@ -380,9 +527,10 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle("Approve the plan", d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
+		tx := cardTextOf(s.lang)
+		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(tx.approvePlan, d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
 			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Plan))))}
-		req.Options = yesNoOptions("Approve the plan", "Reject the plan")
+		req.Options = yesNoOptions(tx.approvePlan, tx.rejectPlan)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
 			return nil, "", err
@@ -393,15 +541,16 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
-		access := "read-only"
+		tx := cardTextOf(s.lang)
+		access := tx.readOnly
 		if d.Writable {
-			access = "read-write"
+			access = tx.readWrite
 		}
-		title := oneLine(engine.DisplayText(fmt.Sprintf("Grant %s access to %s", access, d.Path)))
+		title := oneLine(engine.DisplayText(fmt.Sprintf(tx.grantAccess, access, d.Path)))
 		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(title, d.Warnings)),
 			Kind: sdk.Ptr(sdk.ToolKindOther), Status: sdk.Ptr(sdk.ToolCallStatusPending), Locations: []sdk.ToolCallLocation{{Path: d.Path}},
 			Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Reason))))}
-		req.Options = yesNoOptions("Grant access", "Refuse")
+		req.Options = yesNoOptions(tx.grant, tx.refuse)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
 			return nil, "", err

@@ -15,8 +15,15 @@
 // front door opened them.
 //
 // Which of the two it does is the data dir's lock's decision, taken by the
-// caller (cmd/sidecar): the lock holder owns the store, and publishes its
-// endpoint for the other front door.
+// caller (cmd/sidecar, Options.Connect): the lock holder owns the store, and
+// publishes its endpoint for the other front door. The decision is taken
+// again when the backend goes: the joined sidecar quit (the caller takes
+// the lock or joins whoever did), or the hosted server was asked to let the
+// data dir go (its shutdown method: Serve closes it, which suspends the
+// turns that wait for an answer, and the caller joins the new owner). The
+// editor's sessions outlive the change: Serve subscribes to them again from
+// the last seq handled, the Agent's methods wait for the next connection
+// (client), and an answer given meanwhile goes to it (respond).
 //
 // Layout: serve.go starts and stops the parts; errors.go has the sentinels
 // and wireError, the one mapping of errors to ACP errors; agent.go the ACP

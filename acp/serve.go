@@ -28,20 +28,48 @@ type Endpoint struct {
 	Token string `json:"token"`
 }
 
-// Options configure Serve.
-type Options struct {
+// Backend is what Serve drives for a while: the sidecar that owns the data
+// dir (Join), or the parts to host one in this process (Server, Listener).
+type Backend struct {
+	// Join, when set, is the endpoint of the sidecar that owns the data
+	// dir: Serve drives it instead of hosting a server. The editor's fs/*
+	// methods are not used then (the engines run in that process).
+	Join *Endpoint
 	// Server configures the hosted ipc.Server (Store, Keyring, DataDir,
-	// Terminals, …); Serve sets its Token and OnEngine. Ignored with Join.
+	// Terminals, …); Serve sets its Token, OnEngine and OnShutdown.
+	// Ignored with Join.
 	Server ipc.Options
 	// Listener, when set, is the loopback listener the hosted server
 	// serves (the caller may have published its address, with
 	// Server.PeerToken, for other front doors); nil: a fresh 127.0.0.1 port.
 	// Serve closes it.
 	Listener net.Listener
-	// Join, when set, is the endpoint of the sidecar that owns the data
-	// dir: Serve drives it instead of hosting a server. The editor's fs/*
-	// methods are not used then (the engines run in that process).
-	Join *Endpoint
+	// Release, when set, runs once Serve is done with the backend: after the
+	// hosted server closed (the caller closes the store and gives the data
+	// dir's lock up there), or after the joined sidecar's connection ended.
+	Release func()
+}
+
+// Options configure Serve.
+type Options struct {
+	// Server, Listener and Join are the one Backend of a Serve without
+	// Connect.
+	Server   ipc.Options
+	Listener net.Listener
+	Join     *Endpoint
+	// Connect, when set, gives the backend to drive: at start, again when
+	// the joined sidecar went away (the caller takes the data dir over or
+	// joins whoever did), and again after this process handed its hosted
+	// server over (handover true: a sidecar asked this one to let the data
+	// dir go with the shutdown method; the caller waits for the new owner).
+	// The sessions of the editor stay open across the change: Serve
+	// subscribes to them again where it left off, and their pending
+	// questions stay answerable (they are in the store).
+	Connect func(ctx context.Context, handover bool) (Backend, error)
+	// Locale is the language tag of new sessions that name none in
+	// session/new's _meta (the OS locale of the editor's user); "": the
+	// owner's default.
+	Locale string
 	// Version is reported in initialize's agentInfo.
 	Version string
 	// Logger receives the logs (stderr: stdout is the protocol). Nil:
@@ -49,63 +77,148 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Serve speaks ACP on in/out until the editor closes in, ctx ends, or the
-// joined sidecar goes away. Everything it started has stopped when it
-// returns.
+// reconnectTimeout bounds the search for a new backend after the old one
+// went away.
+const reconnectTimeout = 30 * time.Second
+
+// Serve speaks ACP on in/out until the editor closes in or ctx ends.
+// Everything it started has stopped when it returns.
 func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
+	connect := opts.Connect
+	if connect == nil {
+		one := Backend{Join: opts.Join, Server: opts.Server, Listener: opts.Listener}
+		used := false
+		connect = func(context.Context, bool) (Backend, error) {
+			if used {
+				return Backend{}, errors.New("the sidecar went away")
+			}
+			used = true
+			return one, nil
+		}
+	}
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	a := &Agent{log: log, version: opts.Version, ctx: actx, wg: &wg, sessions: map[string]*session{}, hosted: opts.Join == nil}
-
-	ep := opts.Join
-	if ep == nil {
-		var srvWG sync.WaitGroup // the server's Serve; it returns after Close
-		srv, hostEP, err := host(opts.Server, opts.Listener, a, &srvWG)
-		if err != nil {
-			return err
-		}
-		ep = hostEP
-		// Deferred before the client's Close: runs after it.
-		defer func() {
-			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
-			defer ccancel()
-			if err := srv.Close(cctx); err != nil {
-				log.Warn("acp: close server", "err", err)
-			}
-			srvWG.Wait()
-		}()
-	}
-	rpc, err := client.Dial(actx, ep.URL, ep.Token, nil)
-	if err != nil {
-		return fmt.Errorf("acp: connect to the sidecar: %w", err)
-	}
-	defer rpc.Close()
-	if _, err := rpc.Initialize(actx, "zqagent-acp", opts.Version, true); err != nil {
-		return fmt.Errorf("acp: initialize: %w", err)
-	}
-	a.rpc = rpc
+	a := &Agent{log: log, version: opts.Version, locale: opts.Locale, ctx: actx, wg: &wg, sessions: map[string]*session{}, changed: make(chan struct{})}
 	conn := sdk.NewAgentSideConnection(a, out, in)
 	conn.SetLogger(log)
 	a.conn = conn
-	wg.Go(func() { a.dispatch(actx) })
+	defer wg.Wait()
+	defer cancel() // ends the dispatcher and the questions to the editor
 
-	var runErr error
-	select {
-	case <-conn.Done():
-		log.Info("acp: the editor closed the connection")
-	case <-ctx.Done():
-		log.Info("acp: stopping")
-	case <-rpc.Done():
-		runErr = fmt.Errorf("acp: the sidecar connection ended: %w", rpc.Err())
+	handover := false
+	first := true
+	for {
+		b, err := connect(actx, handover)
+		if err != nil {
+			a.setClient(nil)
+			return err
+		}
+		r, err := a.run(actx, b, first, conn.Done())
+		first = false
+		if err != nil || r == endEditor {
+			return err
+		}
+		handover = r == endHandover
 	}
-	cancel() // ends the dispatcher and the questions to the editor
-	wg.Wait()
-	return runErr // then the client closes, then the hosted server
+}
+
+// Why run returned.
+type runEnd int
+
+const (
+	endEditor   runEnd = iota // the editor closed the connection, or ctx ended
+	endGone                   // the joined sidecar went away
+	endHandover               // this process's server was asked to let go
+)
+
+// run drives one backend until the editor goes, the backend goes, or a
+// handover is asked; it has closed the backend when it returns.
+func (a *Agent) run(ctx context.Context, b Backend, first bool, editorDone <-chan struct{}) (runEnd, error) {
+	if b.Release != nil {
+		defer b.Release()
+	}
+	ep := b.Join
+	handover := make(chan struct{})
+	var stopSrv func()
+	if ep == nil {
+		var srvWG sync.WaitGroup // the server's Serve; it returns after Close
+		var asked sync.Once
+		b.Server.OnShutdown = func() { asked.Do(func() { close(handover) }) }
+		srv, hostEP, err := host(b.Server, b.Listener, a, &srvWG)
+		if err != nil {
+			return endEditor, err
+		}
+		ep = hostEP
+		// The server closes before this process's client: a turn that
+		// waits for an answer is then suspended, answerable on the next
+		// owner, rather than interrupted by the client's disconnect.
+		var once sync.Once
+		stopSrv = func() {
+			once.Do(func() {
+				cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+				defer ccancel()
+				if err := srv.Close(cctx); err != nil {
+					a.log.Warn("acp: close server", "err", err)
+				}
+				srvWG.Wait()
+			})
+		}
+		defer stopSrv() // when the client was not made
+	}
+	rpc, err := a.dial(ctx, *ep)
+	if err != nil {
+		if b.Join != nil && !first {
+			a.log.Info("acp: the owner is not reachable; looking again", "err", err)
+			return endGone, nil
+		}
+		return endEditor, err
+	}
+	defer rpc.Close()
+	if stopSrv != nil {
+		defer stopSrv()
+	}
+	var dwg sync.WaitGroup
+	dctx, dcancel := context.WithCancel(ctx)
+	dwg.Go(func() { a.dispatch(dctx, rpc) })
+	defer dwg.Wait()
+	defer dcancel()
+	a.setClient(rpc)
+	if !first {
+		a.resubscribeAll(ctx, rpc)
+	}
+
+	select {
+	case <-editorDone:
+		a.log.Info("acp: the editor closed the connection")
+		return endEditor, nil
+	case <-ctx.Done():
+		a.log.Info("acp: stopping")
+		return endEditor, nil
+	case <-handover:
+		a.log.Info("acp: another sidecar asked for the data dir; handing it over")
+		return endHandover, nil
+	case <-rpc.Done():
+		a.log.Info("acp: the sidecar that owns the data dir went away; taking over", "err", rpc.Err())
+		return endGone, nil
+	}
+}
+
+// dial connects to the sidecar at ep and initializes the connection.
+func (a *Agent) dial(ctx context.Context, ep Endpoint) (*client.Client, error) {
+	rpc, err := client.Dial(ctx, ep.URL, ep.Token, nil)
+	if err != nil {
+		return nil, fmt.Errorf("acp: connect to the sidecar: %w", err)
+	}
+	if _, err := rpc.Initialize(ctx, "zqagent-acp", a.version, true); err != nil {
+		rpc.Close()
+		return nil, fmt.Errorf("acp: initialize: %w", err)
+	}
+	return rpc, nil
 }
 
 // host starts an ipc.Server on ln (nil: a private loopback port) with a
@@ -139,8 +252,8 @@ func host(o ipc.Options, ln net.Listener, a *Agent, wg *sync.WaitGroup) (*ipc.Se
 
 // dispatch hands each session event to its session, in order, until ctx
 // ends or the connection closes.
-func (a *Agent) dispatch(ctx context.Context) {
-	notes := a.rpc.Notifications()
+func (a *Agent) dispatch(ctx context.Context, rpc *client.Client) {
+	notes := rpc.Notifications()
 	for {
 		var n client.Notification
 		var ok bool
@@ -170,17 +283,38 @@ func (a *Agent) dispatch(ctx context.Context) {
 			if s := a.lookup(d.SessionID); s != nil {
 				// Subscribe again from the last seq handled; not on this
 				// goroutine, which must keep reading.
-				a.wg.Go(func() { a.resubscribe(s) })
+				a.wg.Go(func() { a.resubscribe(rpc, s) })
 			}
 		}
 	}
 }
 
-func (a *Agent) resubscribe(s *session) {
+func (a *Agent) resubscribe(rpc *client.Client, s *session) {
 	s.mu.Lock()
 	after := s.seen
 	s.mu.Unlock()
-	if _, err := a.rpc.Subscribe(a.ctx, s.id, after); err != nil && !errors.Is(err, context.Canceled) {
+	if _, err := rpc.Subscribe(a.ctx, s.id, after); err != nil && !errors.Is(err, context.Canceled) {
 		a.log.Warn("acp: subscribe again", "session", s.id, "err", err)
+	}
+}
+
+// resubscribeAll subscribes the editor's sessions on a new backend from
+// the last event each handled. Questions already put to the editor stay
+// open (their answer goes to the new backend: the requests are in the
+// store); newer ones come as live events.
+func (a *Agent) resubscribeAll(ctx context.Context, rpc *client.Client) {
+	a.mu.Lock()
+	ss := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		ss = append(ss, s)
+	}
+	a.mu.Unlock()
+	for _, s := range ss {
+		s.mu.Lock()
+		after := s.seen
+		s.mu.Unlock()
+		if _, err := rpc.Subscribe(ctx, s.id, after); err != nil {
+			a.log.Warn("acp: subscribe on the new owner", "session", s.id, "err", err)
+		}
 	}
 }

@@ -26,6 +26,7 @@ type turnEnd struct {
 type session struct {
 	id   string
 	root string      // the project folder
+	lang string      // the session's language, of the cards this front door writes
 	tr   *translator // owned by the dispatcher goroutine
 
 	mu sync.Mutex // guards the fields below

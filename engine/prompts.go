@@ -25,6 +25,7 @@ type PromptSet struct {
 	Summary       string // compaction summary prompt
 	MaxIterations string // notice for the final tool-less turn
 	Explore       string // explore subagent's system prompt
+	DemoNotice    string // initialize's notice when the demo answers (no API key)
 }
 
 var promptSets = loadPrompts()
@@ -40,6 +41,7 @@ func loadPrompts() map[string]PromptSet {
 		out[lang] = PromptSet{
 			Code: sec["code"], Cowork: sec["cowork"], Env: sec["env"], Naming: sec["naming"],
 			Summary: sec["summary"], MaxIterations: sec["max_iterations"], Explore: sec["explore"],
+			DemoNotice: sec["demo_notice"],
 		}
 	}
 	return out

@@ -54,7 +54,8 @@ func (x engines) Build(ctx context.Context, h *host.Session, hooks []engine.Hook
 	if err != nil {
 		return nil, fmt.Errorf("%w: session %s: %w", ErrConfig, h.ID(), err)
 	}
-	prov, model, err := s.providers.provider(ctx, prof, ss.Model)
+	lang := s.sessionLang(ss)
+	prov, model, err := s.providers.provider(ctx, prof, ss.Model, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,6 @@ func (x engines) Build(ctx context.Context, h *host.Session, hooks []engine.Hook
 		hooks = append([]engine.Hook{vh}, hooks...)
 	}
 	dir := st.SessionDir(h.ID())
-	lang := s.sessionLang(ss)
 	eng, err := buildEngine(engineSpec{
 		Workspace:       pr.Path,
 		Model:           model,

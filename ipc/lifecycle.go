@@ -59,7 +59,7 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 	for i, t := range engine.AllEventTypes {
 		types[i] = protocol.EventType(t)
 	}
-	kind, notice := s.providers.describe(ctx)
+	kind, notice := s.providers.describe(ctx, s.defaultLang())
 	return protocol.InitializeResult{
 		Server:          protocol.ClientInfo{Name: "zqagent-sidecar", Version: s.opts.Version},
 		ProtocolVersion: version,

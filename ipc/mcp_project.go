@@ -359,7 +359,7 @@ func (s *Server) ocrVision(ctx context.Context, imageDataURL string) (string, er
 	if err != nil {
 		return "", err
 	}
-	prov, model, err := s.providers.provider(ctx, prof, "")
+	prov, model, err := s.providers.provider(ctx, prof, "", s.defaultLang())
 	if err != nil {
 		return "", err
 	}

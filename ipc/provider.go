@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
@@ -34,8 +35,9 @@ const DefaultProfile = "openai"
 // the model (end-to-end tests, UI development).
 const ScriptEnv = "ZQAGENT_SCRIPT"
 
-// DemoNotice is the notice of the demo provider.
-const DemoNotice = "no API key is configured: turns are answered by the built-in demo script, not a model (set a key with keys.set or OPENAI_API_KEY)"
+// DemoNotice is the notice of the demo provider, in English; initialize
+// says it in the default language (engine.PromptSet.DemoNotice).
+var DemoNotice = engine.Prompts("en").DemoNotice
 
 // providerSource chooses and builds model providers: ZQAGENT_SCRIPT → the
 // script for every session; else one OpenAI-compatible provider per
@@ -98,9 +100,9 @@ func (p *providerSource) keyFunc(profile string) func(ctx context.Context) (stri
 	}
 }
 
-// describe reports the default profile's provider kind and notice without
-// building it.
-func (p *providerSource) describe(ctx context.Context) (kind, notice string) {
+// describe reports the default profile's provider kind and notice, in
+// lang, without building it.
+func (p *providerSource) describe(ctx context.Context, lang string) (kind, notice string) {
 	p.mu.Lock()
 	kind = p.kind
 	p.mu.Unlock()
@@ -108,7 +110,7 @@ func (p *providerSource) describe(ctx context.Context) (kind, notice string) {
 		kind = p.choose(ctx)
 	}
 	if kind == ProviderDemo {
-		notice = DemoNotice
+		notice = engine.Prompts(lang).DemoNotice
 	}
 	return kind, notice
 }
@@ -149,8 +151,9 @@ func implicitProfile() store.ProviderProfile {
 }
 
 // provider returns the provider and the model a session of profile prof
-// uses (the session's own model, else the profile's default).
-func (p *providerSource) provider(ctx context.Context, prof store.ProviderProfile, sessionModel string) (llm.Provider, string, error) {
+// uses (the session's own model, else the profile's default); the demo
+// speaks lang, the session's language.
+func (p *providerSource) provider(ctx context.Context, prof store.ProviderProfile, sessionModel, lang string) (llm.Provider, string, error) {
 	if p.fixed != nil {
 		return p.fixed, firstNonEmpty(sessionModel, "scripted"), nil
 	}
@@ -171,7 +174,7 @@ func (p *providerSource) provider(ctx context.Context, prof store.ProviderProfil
 		p.mu.Lock()
 		p.kind = ProviderDemo
 		p.mu.Unlock()
-		return scripted.Demo(), "demo", nil
+		return scripted.DemoIn(lang), "demo", nil
 	}
 	prov := p.openaiFor(prof)
 	if prof.Name == DefaultProfile {

@@ -15,18 +15,28 @@ import (
 	"github.com/zqagent/sidecar/acp"
 	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/oslocale"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/terminal"
 )
 
 // runACP is `sidecar acp`: the Agent Client Protocol on stdin/stdout for
-// editors. The data dir's lock decides who owns the store: when it gets the
-// lock it hosts the sessions itself and publishes its endpoint like the
-// WebSocket sidecar does; when another sidecar (WebSocket or ACP) holds it,
-// it drives that one through the endpoint file the holder published
-// (endpoint.go). stdout carries only the protocol; logs go to stderr.
+// editors. The data dir's lock decides who owns the store, at start and
+// whenever the owner changes:
+//   - when it gets the lock it hosts the sessions itself and publishes its
+//     endpoint like the WebSocket sidecar does, marked as one that hands the
+//     data dir over: a desktop sidecar that starts later asks it to (the
+//     shutdown method, over the endpoint), and it then closes its server
+//     (a turn waiting for an answer is suspended, answerable later), gives
+//     the lock up and joins the new owner;
+//   - when another sidecar holds the lock it drives that one through the
+//     endpoint file the holder published (endpoint.go), and when that one
+//     goes away it takes the lock (or joins whoever took it).
+//
+// The editor's sessions stay open across these changes (acp.Options.
+// Connect). stdout carries only the protocol; logs go to stderr.
 func runACP(args []string) error {
-	cfg, err := parseFlags(args)
+	cfg, err := parseACPFlags(args)
 	if err != nil {
 		return err
 	}
@@ -50,67 +60,162 @@ func runACP(args []string) error {
 	defer stop()
 	out := os.Stdout
 	os.Stdout = os.Stderr // nothing but the protocol goes to stdout
-	opts := acp.Options{Version: buildVersion(), Logger: log}
+	o := &acpOwner{cfg: cfg, sec: sec, log: log}
+	opts := acp.Options{Version: buildVersion(), Logger: log, Locale: oslocale.Get(), Connect: o.connect}
+	return acp.Serve(ctx, opts, os.Stdin, out)
+}
 
-	lock, err := acquireLock(filepath.Join(cfg.dataDir, "sidecar.lock"))
-	if errors.Is(err, errLocked) {
+// acpFindTimeout bounds the search for the data dir's owner: the lock is
+// held and no endpoint that answers is published for this long.
+const acpFindTimeout = 30 * time.Second
+
+// acpHandoverWait is how long, after handing the data dir over, sidecar acp
+// waits for the new owner's endpoint before it tries the lock again.
+const acpHandoverWait = 15 * time.Second
+
+// acpPoll is the pace of that search.
+const acpPoll = 50 * time.Millisecond
+
+// acpOwner finds the backend of sidecar acp: the data dir's lock when it
+// is free, else its owner's endpoint.
+type acpOwner struct {
+	cfg  config
+	sec  startSecrets
+	log  *slog.Logger
+	last *acp.Endpoint // the owner joined last: gone when connect runs again
+}
+
+// connect is acp.Options.Connect.
+func (o *acpOwner) connect(ctx context.Context, handover bool) (acp.Backend, error) {
+	gone := o.last
+	o.last = nil
+	if handover {
+		// The sidecar that asked for the data dir takes the lock and
+		// publishes its endpoint; join it rather than race it for the lock.
+		wait, cancel := context.WithTimeout(ctx, acpHandoverWait)
+		defer cancel()
+		for {
+			if ep, err := readEndpoint(o.cfg.dataDir); err == nil {
+				o.last = &ep
+				o.log.Info("acp: joining the new owner of the data dir", "url", ep.URL)
+				return acp.Backend{Join: &ep}, nil
+			}
+			if !pause(wait) {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return acp.Backend{}, ctx.Err()
+		}
+	}
+	deadline, cancel := context.WithTimeout(ctx, acpFindTimeout)
+	defer cancel()
+	for {
+		b, err := o.own(ctx)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, errLocked) {
+			return acp.Backend{}, err
+		}
 		// The owner publishes its endpoint right after it listens: a
 		// sidecar that is just starting gets a moment.
-		ep, rerr := readEndpoint(cfg.dataDir)
-		for i := 0; rerr != nil && i < 20; i++ {
-			time.Sleep(100 * time.Millisecond)
-			ep, rerr = readEndpoint(cfg.dataDir)
+		ep, rerr := readEndpoint(o.cfg.dataDir)
+		if rerr == nil && (gone == nil || ep != *gone) {
+			o.last = &ep
+			o.log.Info("acp: the data dir is owned by a running sidecar; joining it", "url", ep.URL)
+			return acp.Backend{Join: &ep}, nil
 		}
-		if rerr != nil {
-			return fmt.Errorf("%w; and its endpoint: %w", err, rerr)
+		if !pause(deadline) {
+			if ctx.Err() != nil {
+				return acp.Backend{}, ctx.Err()
+			}
+			if rerr == nil {
+				rerr = errors.New("its endpoint does not answer")
+			}
+			return acp.Backend{}, fmt.Errorf("%w; and its endpoint: %w", err, rerr)
 		}
-		log.Info("acp: the data dir is owned by a running sidecar; joining it", "url", ep.URL)
-		opts.Join = &ep
-		return acp.Serve(ctx, opts, os.Stdin, out)
 	}
+}
+
+// pause waits acpPoll; false when ctx ended first.
+func pause(ctx context.Context) bool {
+	t := time.NewTimer(acpPoll)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// own takes the data dir's lock and returns the parts of a hosted server,
+// with the endpoint published; Release undoes it all. errLocked: another
+// sidecar holds it.
+func (o *acpOwner) own(ctx context.Context) (b acp.Backend, err error) {
+	lock, err := acquireLock(filepath.Join(o.cfg.dataDir, "sidecar.lock"))
 	if err != nil {
-		return err
+		return acp.Backend{}, err
 	}
-	defer lock.release()
-	st, err := store.Open(ctx, cfg.dataDir, store.Options{})
+	var undo []func()
+	release := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	undo = append(undo, lock.release)
+	st, err := store.Open(ctx, o.cfg.dataDir, store.Options{})
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return acp.Backend{}, fmt.Errorf("open store: %w", err)
 	}
-	defer st.Close()
+	undo = append(undo, func() {
+		if err := st.Close(); err != nil {
+			o.log.Warn("close store", "err", err)
+		}
+	})
 	if err := recoverInterrupted(ctx, st); err != nil {
-		return err
+		return acp.Backend{}, err
 	}
-	terms := terminal.NewManager(terminal.Options{Logger: log})
-	defer terms.Close()
-	kr := keychain.New(cfg.keyringService)
-	kr.SetStartKeys(sec.keys, sec.env)
-	defer kr.Close()
+	terms := terminal.NewManager(terminal.Options{Logger: o.log})
+	undo = append(undo, func() { _ = terms.Close() })
+	kr := keychain.New(o.cfg.keyringService)
+	kr.SetStartKeys(o.sec.keys, o.sec.env)
+	undo = append(undo, func() { _ = kr.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return acp.Backend{}, fmt.Errorf("listen: %w", err)
 	}
-	peerToken, err := newPeerToken(cfg.dataDir)
+	peerToken, err := newPeerToken(o.cfg.dataDir)
 	if err != nil {
 		ln.Close()
-		return err
+		return acp.Backend{}, err
 	}
-	unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken)
+	unpublish, err := publishEndpointFor(o.cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken, true)
 	if err != nil {
 		ln.Close()
-		return err
+		return acp.Backend{}, err
 	}
-	defer unpublish()
-	opts.Listener = ln
-	opts.Server = ipc.Options{
-		PeerToken:      peerToken,
-		Store:          st,
-		Version:        buildVersion(),
-		DataDir:        cfg.dataDir,
-		KeyringService: cfg.keyringService,
-		Keyring:        kr,
-		Terminals:      terms,
-		AuditLogDir:    cfg.auditLogDir,
-		Logger:         log,
-	}
-	return acp.Serve(ctx, opts, os.Stdin, out)
+	undo = append(undo, unpublish) // runs first: nobody joins a closing owner
+	o.log.Info("acp: this process owns the data dir", "dir", o.cfg.dataDir)
+	return acp.Backend{
+		Listener: ln,
+		Server: ipc.Options{
+			PeerToken:      peerToken,
+			Store:          st,
+			Version:        buildVersion(),
+			DataDir:        o.cfg.dataDir,
+			KeyringService: o.cfg.keyringService,
+			Keyring:        kr,
+			Terminals:      terms,
+			AuditLogDir:    o.cfg.auditLogDir,
+			Logger:         o.log,
+		},
+		Release: release,
+	}, nil
 }

@@ -64,3 +64,33 @@ func usage(fs *flag.FlagSet, w io.Writer) func() {
 		}
 	}
 }
+
+// acpUsage is `sidecar acp --help`.
+func acpUsage(fs *flag.FlagSet, w io.Writer) func() {
+	return func() {
+		fmt.Fprintf(w, "Usage: sidecar acp [flags]\n\n"+
+			"Speaks the Agent Client Protocol (ACP v1) on stdin/stdout, for editors\n"+
+			"(Zed, JetBrains, …): the editor spawns it as an agent. stdout carries only\n"+
+			"the protocol; logs go to stderr. It hosts the same agent as the desktop\n"+
+			"sidecar, with the same data dir, keychain, providers and trust rules.\n\n"+
+			"One data dir, two front doors:\n"+
+			"  - started alone, it owns the data dir (its lock) and publishes its\n"+
+			"    endpoint; a desktop sidecar started later asks it to hand the data dir\n"+
+			"    over: sidecar acp closes its server (a turn waiting for an approval is\n"+
+			"    suspended, still answerable) and drives the desktop sidecar from then on;\n"+
+			"  - started while a desktop sidecar (or another sidecar acp) runs on the data\n"+
+			"    dir, it drives that one; when that one quits, it takes the data dir over.\n"+
+			"  The editor's sessions and pending approvals carry over either way.\n\n"+
+			"ACP methods: initialize, session/new, session/load, session/list,\n"+
+			"session/prompt, session/cancel, session/set_mode. MCP servers passed in\n"+
+			"session/new are not started: configure them in the project's .agent/mcp.json,\n"+
+			"under the usual trust rules. A new session's language is session/new's\n"+
+			"_meta {\"zqagent\":{\"lang\":\"ja\"}} (or _meta {\"lang\"}; zh, en, zh-TW,\n"+
+			"ja, ko or es), else the OS locale (LC_ALL, LC_MESSAGES, LANG), else English.\n\n"+
+			"--secrets-stdin is not available (stdin carries the protocol): API keys come\n"+
+			"from the keychain or *_API_KEY.\n\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fmt.Fprintf(w, "\nEnvironment: as for sidecar (sidecar --help).\n")
+	}
+}

@@ -52,7 +52,12 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-func parseFlags(args []string) (config, error) {
+func parseFlags(args []string) (config, error) { return parseFlagsOf(args, usage) }
+
+// parseACPFlags parses sidecar acp's flags (the same), with its own --help.
+func parseACPFlags(args []string) (config, error) { return parseFlagsOf(args, acpUsage) }
+
+func parseFlagsOf(args []string, usage func(*flag.FlagSet, io.Writer) func()) (config, error) {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {} // --help prints the usage on stdout (below); errors say "see --help"
@@ -132,6 +137,9 @@ func run(args []string) error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	lock, err := acquireLock(filepath.Join(cfg.dataDir, "sidecar.lock"))
+	if errors.Is(err, errLocked) {
+		lock, err = takeOverFromACP(log, cfg.dataDir, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/store"
 )
@@ -14,11 +15,13 @@ import (
 const namingTimeout = 30 * time.Second
 
 // maybeName names a session after its first completed turn when it has no
-// title yet, and records session_named {source: auto}. Only a real model
-// names sessions; scripted and demo providers leave the title empty. It runs
-// on its own goroutine (owned by the server) so the turn queue never waits.
+// title yet, and records session_named {source: auto}, in the session's
+// language. A real model names sessions, and so does the demo (in its
+// language: the provider says so with NamesSessions); a script leaves the
+// title empty. It runs on its own goroutine (owned by the server) so the
+// turn queue never waits.
 func (h *Session) maybeName(eng *engine.Engine) {
-	if _, real := eng.Provider().(*openai.Provider); !real || h.titled.Load() {
+	if !namesSessions(eng.Provider()) || h.titled.Load() {
 		return
 	}
 	h.s.wg.Go(func() {
@@ -53,4 +56,13 @@ func (h *Session) maybeName(eng *engine.Engine) {
 		h.titled.Store(true)
 		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: name, Source: "auto"}})
 	})
+}
+
+// namesSessions reports whether sessions of a provider are named.
+func namesSessions(p llm.Provider) bool {
+	if _, real := p.(*openai.Provider); real {
+		return true
+	}
+	n, ok := p.(interface{ NamesSessions() bool })
+	return ok && n.NamesSessions()
 }

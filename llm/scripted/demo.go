@@ -15,19 +15,27 @@ const (
 	demoChunkSize = 6
 )
 
-// Demo returns the provider `make run` uses without an API key. It reacts to
-// the conversation: a user message gets a greeting and list_files; its result
-// gets run_shell `git status --short` (which asks for approval in interactive
-// mode); that result gets ask_user; the answer gets a summary of what the
-// tools returned. Deterministic for a given history.
-func Demo() *Provider { return demo(demoDelay) }
+// Demo returns the provider `make run` uses without an API key, in English
+// (DemoIn). It reacts to the conversation: a user message gets a greeting
+// and list_files; its result gets run_shell `git status --short` (which
+// asks for approval in interactive mode); that result gets ask_user; the
+// answer gets a summary of what the tools returned. Deterministic for a
+// given history.
+func Demo() *Provider { return DemoIn("en") }
 
-func demo(delay time.Duration) *Provider {
-	return &Provider{react: func(req llm.Request) Response { return demoStep(req, delay) }}
+// DemoIn is Demo speaking lang, one of the six prompt languages (zh, en,
+// zh-TW, ja, ko, es; anything else is English): its text, its question and
+// the session names it gives. Unlike a script, the demo names sessions
+// (NamesSessions): "デモ：<the first words of the first message>".
+func DemoIn(lang string) *Provider { return demo(lang, demoDelay) }
+
+func demo(lang string, delay time.Duration) *Provider {
+	t := demoTextOf(lang)
+	return &Provider{react: func(req llm.Request) Response { return demoStep(req, t, delay) }, names: &t}
 }
 
-func demoStep(req llm.Request, delay time.Duration) Response {
-	r := demoAnswer(req.Messages)
+func demoStep(req llm.Request, t demoText, delay time.Duration) Response {
+	r := demoAnswer(req.Messages, t)
 	r.Delay, r.ChunkSize = delay, demoChunkSize
 	for i := range r.ToolCalls {
 		r.ToolCalls[i].ID = fmt.Sprintf("demo_%s_%d", r.ToolCalls[i].Name, len(req.Messages))
@@ -35,35 +43,34 @@ func demoStep(req llm.Request, delay time.Duration) Response {
 	return r
 }
 
-func demoAnswer(msgs []llm.Message) Response {
+func demoAnswer(msgs []llm.Message, t demoText) Response {
 	if len(msgs) == 0 || msgs[len(msgs)-1].Role == llm.RoleUser {
 		return Response{
-			Reasoning: "The user wrote something. As the demo I show a tool call first.",
-			Text: "Hi! I am the scripted demo provider: no API key is configured, so no real model answers. " +
-				"I will walk through a few tools so you can see how a turn looks. First, the files here.",
+			Reasoning: t.reasoning,
+			Text:      t.greeting,
 			ToolCalls: []llm.ToolCall{{Name: "list_files", Arguments: `{"path":"."}`}},
 		}
 	}
 	last := msgs[len(msgs)-1]
 	if last.Role != llm.RoleTool {
-		return Response{Text: "This is the scripted demo provider. Send a message to see the demo again."}
+		return Response{Text: t.again}
 	}
 	switch toolOf(msgs, last) {
 	case "list_files":
 		return Response{
-			Text:      fmt.Sprintf("I see %s. Now the git status; in interactive mode this command asks for your approval.", plural(countEntries(last.Content), "entry", "entries")),
+			Text:      fmt.Sprintf(t.listed, t.entries(countEntries(last.Content))),
 			ToolCalls: []llm.ToolCall{{Name: "run_shell", Arguments: `{"command":"git status --short"}`}},
 		}
 	case "run_shell":
+		args, _ := json.Marshal(map[string]any{"question": t.ask, "options": t.options[:]})
 		return Response{
-			Text: "Now a question for you.",
-			ToolCalls: []llm.ToolCall{{Name: "ask_user", Arguments: `{"question":"What would you like to do next?",` +
-				`"options":["Explain the project layout","Review the uncommitted changes","Nothing for now"]}`}},
+			Text:      t.question,
+			ToolCalls: []llm.ToolCall{{Name: "ask_user", Arguments: string(args)}},
 		}
 	case "ask_user":
-		return Response{Text: demoSummary(msgs, last)}
+		return Response{Text: demoSummary(msgs, last, t)}
 	}
-	return Response{Text: "The demo only scripts list_files, run_shell and ask_user; that tool result ends it."}
+	return Response{Text: t.unknown}
 }
 
 // toolOf finds the name of the call a tool message answers.
@@ -88,30 +95,30 @@ func resultOf(msgs []llm.Message, name string) (string, bool) {
 	return "", false
 }
 
-func demoSummary(msgs []llm.Message, answer llm.Message) string {
+func demoSummary(msgs []llm.Message, answer llm.Message, t demoText) string {
 	var b strings.Builder
-	b.WriteString("Here is what the tools returned:\n\n")
+	b.WriteString(t.summary)
 	if files, ok := resultOf(msgs, "list_files"); ok {
 		if e := errorOf(files); e != "" {
-			fmt.Fprintf(&b, "- list_files failed: %s\n", e)
+			fmt.Fprintf(&b, t.listFailed, e)
 		} else {
-			fmt.Fprintf(&b, "- list_files found %s in the workspace.\n", plural(countEntries(files), "entry", "entries"))
+			fmt.Fprintf(&b, t.listFound, t.entries(countEntries(files)))
 		}
 	}
 	if status, ok := resultOf(msgs, "run_shell"); ok {
 		switch e := errorOf(status); {
 		case e != "":
-			fmt.Fprintf(&b, "- git status did not run: %s\n", e)
+			fmt.Fprintf(&b, t.gitNotRun, e)
 		case exitCodeOf(status) != 0:
 			// Its output is git's complaint (not a repository, say), not paths.
-			fmt.Fprintf(&b, "- git status failed (exit code %d): %s\n", exitCodeOf(status),
+			fmt.Fprintf(&b, t.gitFailed, exitCodeOf(status),
 				truncate(strings.TrimSpace(firstLine(field(status, "stderr", "output", "stdout"))), 200))
 		default:
 			n := countLines(field(status, "stdout", "output"))
 			if n == 0 {
-				b.WriteString("- git status reports a clean working tree.\n")
+				b.WriteString(t.gitClean)
 			} else {
-				fmt.Fprintf(&b, "- git status lists %s.\n", plural(n, "changed path", "changed paths"))
+				fmt.Fprintf(&b, t.gitChanged, t.paths(n))
 			}
 		}
 	}
@@ -119,8 +126,8 @@ func demoSummary(msgs []llm.Message, answer llm.Message) string {
 	if e := errorOf(answer.Content); e != "" {
 		reply = e
 	}
-	fmt.Fprintf(&b, "- You answered: \"%s\".\n\n", truncate(strings.TrimSpace(reply), 200))
-	b.WriteString("That is the end of the demo. To talk to a real model, configure an API key.")
+	fmt.Fprintf(&b, t.answered, truncate(strings.TrimSpace(reply), 200))
+	b.WriteString(t.end)
 	return b.String()
 }
 
@@ -214,13 +221,6 @@ func countLines(s string) int {
 		}
 	}
 	return n
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func truncate(s string, n int) string {

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestDemoWalksThroughTools(t *testing.T) {
 	if Demo().react == nil {
 		t.Fatal("Demo reacts to the conversation")
 	}
-	p := demo(0) // the real pacing is 25ms a delta; tests skip it
+	p := demo("en", 0) // the real pacing is 25ms a delta; tests skip it
 	history := []llm.Message{{Role: llm.RoleUser, Content: "hello"}}
 	step := func(wantTool string, result string) played {
 		t.Helper()
@@ -59,8 +60,8 @@ func TestDemoWalksThroughTools(t *testing.T) {
 	}
 
 	// Deterministic: the same history gives the same answer.
-	a := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
-	b := playAll(context.Background(), demo(0), llm.Request{Messages: history[:1]})
+	a := playAll(context.Background(), demo("en", 0), llm.Request{Messages: history[:1]})
+	b := playAll(context.Background(), demo("en", 0), llm.Request{Messages: history[:1]})
 	require.Equal(t, a, b)
 }
 
@@ -74,7 +75,7 @@ func TestDemoSummaryCopesWithErrorsAndText(t *testing.T) {
 		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ask_user"}}},
 		{Role: llm.RoleTool, ToolCallID: "c", Content: "Nothing for now"},
 	}
-	got := demoAnswer(msgs).Text
+	got := demoAnswer(msgs, demoTextOf("en")).Text
 	for _, want := range []string{"2 entries", "did not run: the user denied the command", `"Nothing for now"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q: %s", want, got)
@@ -92,10 +93,39 @@ func TestDemoSummaryReportsAFailedGitStatus(t *testing.T) {
 		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ask_user"}}},
 		{Role: llm.RoleTool, ToolCallID: "c", Content: "Nothing for now"},
 	}
-	got := demoAnswer(msgs).Text
+	got := demoAnswer(msgs, demoTextOf("en")).Text
 	require.Contains(t, got, "git status failed (exit code 128): fatal: not a git repository")
 	require.NotContains(t, got, "changed path")
 
 	msgs[2].Content = `{"exit_code":0,"output":" M a.go\n","duration_ms":3,"timed_out":false}`
-	require.Contains(t, demoAnswer(msgs).Text, "git status lists 1 changed path")
+	require.Contains(t, demoAnswer(msgs, demoTextOf("en")).Text, "git status lists 1 changed path")
+}
+
+// The demo speaks the session's language: every language has every text,
+// with the format verbs the demo passes, and names sessions in it.
+func TestDemoSpeaksEachLanguage(t *testing.T) {
+	msgs := []llm.Message{
+		{Role: llm.RoleUser, Content: "hi"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "list_files"}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Content: "go.mod\nmain.go\n"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "b", Name: "run_shell"}}},
+		{Role: llm.RoleTool, ToolCallID: "b", Content: `{"exit_code":0,"output":" M a.go\n"}`},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ask_user"}}},
+		{Role: llm.RoleTool, ToolCallID: "c", Content: "ok"},
+	}
+	for _, lang := range []string{"zh", "en", "zh-TW", "ja", "ko", "es"} {
+		tx, ok := demoTexts[lang]
+		require.True(t, ok, lang)
+		for _, r := range []Response{demoAnswer(msgs[:1], tx), demoAnswer(msgs[:3], tx), demoAnswer(msgs[:5], tx), demoAnswer(msgs, tx)} {
+			require.NotEmpty(t, r.Text, lang)
+			require.NotContains(t, r.Text, "%!", lang) // a format verb without its argument
+		}
+		name, err := DemoIn(lang).Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "name it"}, {Role: llm.RoleUser, Content: "fix the build"}}})
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf(tx.name, "Fix the build"), name)
+		require.True(t, DemoIn(lang).NamesSessions())
+	}
+	require.Contains(t, demoAnswer(msgs, demoTexts["ja"]).Text, "デモはここまでです")
+	require.Contains(t, demoAnswer(msgs[:1], demoTexts["zh"]).Text, "演示提供方")
+	require.False(t, New().NamesSessions(), "a script does not name sessions")
 }

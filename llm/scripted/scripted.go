@@ -19,6 +19,7 @@ const ExhaustedText = "(script exhausted)"
 // Provider plays scripted responses.
 type Provider struct {
 	react func(llm.Request) Response // optional: answers when the queue is empty (Demo)
+	names *demoText                  // the demo's language: it names sessions (NamesSessions)
 
 	mu           sync.Mutex // guards queue, chat, requests, chatRequests, calls, gates, gateDir
 	queue        []Response
@@ -220,10 +221,26 @@ func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error
 		p.chat = p.chat[1:]
 		return s, nil
 	}
-	return titleOf(req.Messages), nil
+	if p.names != nil {
+		title := titleOf(req.Messages)
+		if title == "" {
+			return p.names.newSession, nil
+		}
+		return fmt.Sprintf(p.names.name, title), nil
+	}
+	if title := titleOf(req.Messages); title != "" {
+		return title, nil
+	}
+	return "New session", nil
 }
 
-// titleOf makes a title of at most six words from the first user message.
+// NamesSessions reports whether the sidecar should name sessions with this
+// provider's Chat like it does with a real model: the demo does (in its
+// language), a script does not (its tests count chat calls).
+func (p *Provider) NamesSessions() bool { return p.names != nil }
+
+// titleOf makes a title of at most six words from the first user message;
+// "" when there is none.
 func titleOf(msgs []llm.Message) string {
 	for _, m := range msgs {
 		if m.Role != llm.RoleUser {
@@ -245,7 +262,7 @@ func titleOf(msgs []llm.Message) string {
 		r[0] = unicode.ToUpper(r[0])
 		return string(r)
 	}
-	return "New session"
+	return ""
 }
 
 func firstLine(s string) string {

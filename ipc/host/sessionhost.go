@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -714,11 +715,14 @@ func (h *Session) jobOf(qt store.QueuedTurn) (Job, error) {
 	}
 	job.Input = engine.Input{Text: in.Text, Refs: in.Refs}
 	for _, r := range in.Refs {
-		name, mime, data, err := media.ReadStoredAttachment(h.s.opts.Store.SessionDir(h.id), r.Path)
+		// Checked now (a bad file ends the turn before it runs); the bytes
+		// are read again only when a model request is built (llm.Attachment.Path).
+		dir := h.s.opts.Store.SessionDir(h.id)
+		name, mime, _, err := media.ReadStoredAttachment(dir, r.Path)
 		if err != nil {
 			return Job{}, fmt.Errorf("queued turn %s: %w", qt.TurnID, err)
 		}
-		job.Input.Attachments = append(job.Input.Attachments, llm.Attachment{Name: name, MimeType: mime, DataURL: media.EncodeDataURL(mime, data)})
+		job.Input.Attachments = append(job.Input.Attachments, llm.Attachment{Name: name, MimeType: mime, Path: filepath.Join(dir, filepath.FromSlash(r.Path))})
 	}
 	return job, nil
 }

@@ -204,6 +204,7 @@ class Supervisor implements SidecarProcess {
   async stop(timeoutMs = 15000): Promise<ExitInfo> {
     this.#stopping = true;
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     const starting = this.#starting;
     if (starting) await starting.catch(() => {}); // #restart stops it or it failed
     const child = this.#cur.child;
@@ -213,7 +214,9 @@ class Supervisor implements SidecarProcess {
       await this.#cur.exited;
       clearTimeout(t);
     }
-    if (!this.#sup || this.#timer !== undefined || starting) this.#finish(this.#last);
+    // Settled already when the exit above was watched; else (stopped while
+    // a restart waited or failed) the last exit is the final one.
+    this.#finish(this.#last);
     return this.exited;
   }
 

@@ -4,14 +4,14 @@
 // included. And a client whose sidecar is gone for good stops retrying.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 
 import WebSocket from "ws";
 
 import { ConnectionClosedError, DEFAULT_RECONNECT_ATTEMPTS, type ConnectionState, type ExitEvent, type PendingRequest, type RestartEvent, type WebSocketLike } from "../src/node.js";
-import { calls, Collector, deadline, start, text, toolCall, writeScript } from "./helpers.js";
+import { calls, Collector, deadline, sidecarBin, start, tempDir, text, toolCall, writeScript } from "./helpers.js";
 
 const client = { name: "ts-supervise-test", version: "0.0.0" };
 
@@ -166,3 +166,35 @@ function stateIsAfterDrop(c: { onStateChange(h: (s: ConnectionState) => void): (
     "open again",
   );
 }
+
+test("supervise: restarts that keep failing give up after maxRestarts; exited resolves", async () => {
+  // A copy of the binary, removed after the start: every restart fails.
+  const bin = join(tempDir("bin"), "sidecar");
+  copyFileSync(sidecarBin(), bin);
+  const env = await start([], { bin, supervise: { initialDelayMs: 1, maxRestarts: 2 } });
+  const exits: ExitEvent[] = [];
+  env.sidecar.on("exit", (e) => exits.push(e));
+  let restarts = 0;
+  env.sidecar.on("restart", () => restarts++);
+  rmSync(bin);
+  env.sidecar.child.kill("SIGKILL");
+  await deadline(env.sidecar.exited, "exited after giving up");
+  assert.equal(restarts, 0);
+  assert.deepEqual(
+    exits.map((e) => e.restarting),
+    [true, true, false],
+    "the kill, the first failed restart, then giving up",
+  );
+  assert.match(String(exits.at(-1)!.error), /gave up after 2 restarts.*cannot start/s);
+});
+
+test("supervise: stop() while a restart waits cancels it", async () => {
+  const env = await start([], { supervise: { initialDelayMs: 600000 } });
+  const exited = new Promise<ExitEvent>((r) => env.sidecar.on("exit", r));
+  let restarts = 0;
+  env.sidecar.on("restart", () => restarts++);
+  env.sidecar.child.kill("SIGKILL");
+  assert.equal((await deadline(exited, "exit")).restarting, true);
+  assert.deepEqual(await deadline(env.sidecar.stop(), "stop"), { code: null, signal: "SIGKILL" });
+  assert.equal(restarts, 0);
+});

@@ -49,8 +49,8 @@ if [ -f acp/testdata/node/package.json ]; then
   fi
 fi
 # The TypeScript client and the reference shell (make test-ts, make test-ui):
-# npm ci when node_modules is missing or older than the lock file. clients/ts
-# first: its `prepare` builds dist/, which the shell's test imports.
+# npm ci when node_modules is missing or older than the lock file (clients/ts
+# first). The shell's test imports the client's dist/: make test-ui builds it.
 for dir in clients/ts examples/shell-web; do
   [ -f "$dir/package-lock.json" ] || continue
   if ! command -v npm >/dev/null; then

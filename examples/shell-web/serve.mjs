@@ -5,7 +5,9 @@
 // spawns the sidecar (the demo model answers without an API key; set
 // ZQAGENT_SCRIPT for a scripted one), allows this page's origin with
 // --allow-origin http://127.0.0.1:<port>, and prints the page's URL with the
-// sidecar's url and token in the fragment (never sent to the server).
+// sidecar's url and token in the fragment (never sent to the server, but
+// kept in the browser's history: a development shortcut, see src/main.ts
+// and README.md for what a product does instead).
 // test/ui.test.mjs uses serveStatic() the same way.
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";

@@ -6,7 +6,7 @@
 // browser's WebSocket with the token subprotocol, or `ws` with an
 // Authorization header, see ./node.ts).
 
-import { ConnectionClosedError, SidecarError, rpcError, ConflictError } from "./errors.js";
+import { ConnectionClosedError, SidecarError, rpcError, ConflictError, InvalidFrameError, TimeoutError } from "./errors.js";
 import {
   PROTOCOL_VERSIONS,
   type EventOf,
@@ -49,9 +49,35 @@ export interface ReconnectOptions {
   initialDelayMs?: number;
   /** Longest wait between tries (ms, default 5000). */
   maxDelayMs?: number;
-  /** Give up after this many failed tries in a row (default: never). */
+  /**
+   * Give up after this many failed tries in a row (default 10: about 25 s
+   * with the default delays); the state becomes "closed". `Infinity` to
+   * try forever. `setEndpoint()` starts the count again.
+   */
   maxAttempts?: number;
 }
+
+/** The default `ReconnectOptions.maxAttempts`. */
+export const DEFAULT_RECONNECT_ATTEMPTS = 10;
+
+/** Per-call options (the last argument of `call`, `request`, `respond`). */
+export interface CallOptions {
+  /**
+   * Stop waiting when it aborts: the call rejects with `signal.reason`. The
+   * sidecar still finishes the call (aborting `turn.start` does not stop
+   * the turn: `turn.interrupt` does).
+   */
+  signal?: AbortSignal;
+  /** Reject with `TimeoutError` after this many ms (default: the connection's `callTimeoutMs`). */
+  timeoutMs?: number;
+}
+
+/**
+ * Checks one incoming frame; returns the problems found (none: valid).
+ * `method` is the call a response answers, or the notification's method.
+ * `@zqagent/sidecar-client/validate` makes one from protocol/schema.json.
+ */
+export type FrameValidator = (frame: unknown, ctx: { kind: "response" | "notification"; method: string }) => string[];
 
 export interface ConnectOptions {
   /** The ready line's `url`. */
@@ -69,8 +95,25 @@ export interface ConnectOptions {
   /** Makes the socket; the default is the browser's WebSocket. */
   webSocket?: WebSocketFactory;
   logger?: Logger;
+  /** Every call's timeout (ms) unless the call says otherwise (default: none). */
+  callTimeoutMs?: number;
+  /**
+   * Development mode: check every incoming frame with this validator
+   * (`frameValidator()` of `@zqagent/sidecar-client/validate`). A response
+   * that fails rejects its call with `InvalidFrameError`; a notification
+   * that fails is still delivered. Each failure goes to `onInvalidFrame`
+   * (default: `logger.error`).
+   */
+  validate?: FrameValidator;
+  onInvalidFrame?: (err: InvalidFrameError) => void;
 }
 
+/**
+ * The connection's state: "connecting" until the first `initialize`
+ * answered, "open", "reconnecting" after a drop (calls reject meanwhile),
+ * "closed" for good (`close()`, `reconnect: false`, or `maxAttempts` used
+ * up; `onStateChange`'s `err` says why).
+ */
 export type ConnectionState = "connecting" | "open" | "reconnecting" | "closed";
 
 /** The browser's WebSocket with the token subprotocol (ui-protocol.md §2). */
@@ -81,7 +124,9 @@ export const browserWebSocket: WebSocketFactory = (url, token) => {
 };
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-type Params<M extends MethodName> = {} extends ParamsOf<M> ? [params?: ParamsOf<M>] : [params: ParamsOf<M>];
+type Params<M extends MethodName> = {} extends ParamsOf<M>
+  ? [params?: ParamsOf<M>, opts?: CallOptions]
+  : [params: ParamsOf<M>, opts?: CallOptions];
 
 interface PendingCall {
   method: string;
@@ -118,10 +163,11 @@ export class SidecarClient {
   #stateListeners = new Set<(s: ConnectionState, err?: Error) => void>();
   #sessions = new Map<string, SessionSubscription>();
   #terminals = new Map<string, TerminalStream>();
-  #writers = new Map<string, { chain: Promise<unknown>; buf: string; next?: Promise<ResultOf<"terminal.write">> }>();
   #state: ConnectionState = "connecting";
   #closedByUser = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  #reconnectAttempt = 0;
+  #reconnecting = false;
 
   constructor(opts: ConnectOptions) {
     this.#opts = opts;
@@ -131,6 +177,34 @@ export class SidecarClient {
 
   get state(): ConnectionState {
     return this.#state;
+  }
+
+  /** The URL this client connects (and reconnects) to. */
+  get url(): string {
+    return this.#opts.url;
+  }
+
+  /**
+   * Points the client at another address of the sidecar: a restarted
+   * sidecar's ready line (`spawnSidecar({supervise})` calls it for the
+   * clients it made). Reconnects there now and resumes every subscription
+   * from its last seq; the reconnect tries count from zero again. A closed
+   * client stays closed.
+   */
+  setEndpoint(url: string, token: string): void {
+    if (this.#closedByUser || this.#state === "closed") return;
+    if (this.#opts.url === url && this.#opts.token === token && this.#state === "open") return;
+    this.#opts = { ...this.#opts, url, token };
+    this.#reconnectAttempt = 0;
+    if (this.#state === "open") {
+      // Still connected to the old address: drop it, the close reconnects.
+      this.#ws?.close(1000, "sidecar moved"); // browsers allow only 1000 and 3000-4999
+      return;
+    }
+    if (this.#state === "reconnecting" && !this.#reconnecting) {
+      clearTimeout(this.#reconnectTimer);
+      this.#scheduleReconnect(0);
+    }
   }
 
   /** Opens the socket and initializes (used by `connect` and reconnects). */
@@ -175,26 +249,49 @@ export class SidecarClient {
   /**
    * Calls a method and resolves with its result, or rejects with an
    * `RpcError` subclass (or `ConnectionClosedError` when the socket closes
-   * first).
+   * first, `TimeoutError` after `opts.timeoutMs`, `opts.signal.reason` when
+   * it aborts).
+   *
+   *     await client.call("session.get", { sessionId }, { signal, timeoutMs: 5000 });
    */
   call<M extends MethodName>(method: M, ...params: Params<M>): Promise<ResultOf<M>> {
-    return this.request(method, params[0]) as Promise<ResultOf<M>>;
+    return this.request(method, params[0], params[1]) as Promise<ResultOf<M>>;
   }
 
   /** An untyped call, for methods newer than this package. */
-  request(method: string, params?: object): Promise<unknown> {
+  request(method: string, params?: object, opts: CallOptions = {}): Promise<unknown> {
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     const ws = this.#ws;
     if (!ws || ws.readyState !== 1) {
       return Promise.reject(new ConnectionClosedError(`${method}: not connected (${this.#state})`));
     }
     const id = this.#nextId++;
+    const timeoutMs = opts.timeoutMs ?? this.#opts.callTimeoutMs;
     return new Promise((resolve, reject) => {
-      this.#calls.set(id, { method, resolve, reject });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => settle(() => reject(abortReason(signal!)));
+      // Whichever comes first settles; the others are undone. A late answer
+      // finds no call and is dropped.
+      const settle = (f: () => void) => {
+        if (!this.#calls.delete(id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        f();
+      };
+      this.#calls.set(id, {
+        method,
+        resolve: (v) => settle(() => resolve(v)),
+        reject: (e) => settle(() => reject(e)),
+      });
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
+        timer = setTimeout(() => settle(() => reject(new TimeoutError(`${method}: no answer within ${timeoutMs} ms`, method, timeoutMs))), timeoutMs);
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
       try {
         ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params: params ?? {} }));
       } catch (e) {
-        this.#calls.delete(id);
-        reject(e instanceof Error ? e : new SidecarError(String(e)));
+        settle(() => reject(e instanceof Error ? e : new SidecarError(String(e))));
       }
     });
   }
@@ -223,6 +320,11 @@ export class SidecarClient {
    * answer are never lost; each seq is delivered once, in order, also
    * across `session.dropped` and reconnects (both re-subscribe from the
    * last seq by themselves). Resolves once the server answered.
+   *
+   * `onPendingChange` runs with the subscribe answer's `pendingRequests`
+   * (before any replayed event), and for an event that opens or closes a
+   * request it runs before `onEvent` sees that event: inside `onEvent`,
+   * `sub.pending` already includes (or no longer has) the request.
    */
   async subscribe(sessionId: string, opts: SubscribeOptions = {}): Promise<SessionSubscription> {
     if (this.#sessions.has(sessionId)) {
@@ -264,33 +366,15 @@ export class SidecarClient {
 
   /**
    * Sends input to a terminal: text (keystrokes, a paste) or raw bytes.
-   * Writes to one terminal are sent one at a time, in order, and text typed
-   * while one is in flight is joined into the next: the sidecar handles a
-   * connection's requests concurrently (ui-protocol.md §3), so two
-   * `terminal.write` calls in flight could reach the PTY in either order.
+   * Each call is one `terminal.write`, sent at once: the sidecar applies a
+   * connection's writes in the order they were sent (an ordered method,
+   * ui-protocol.md §3), so one write per keystroke, none awaited, reaches
+   * the PTY in order.
    */
-  writeTerminal(projectId: string, terminalId: string, data: string | Uint8Array): Promise<ResultOf<"terminal.write">> {
-    let w = this.#writers.get(terminalId);
-    if (!w) this.#writers.set(terminalId, (w = { chain: Promise.resolve(), buf: "" }));
-    const q = w;
-    if (typeof data !== "string") {
-      const p = q.chain.then(() => this.call("terminal.write", { projectId, terminalId, dataBase64: encodeBase64(data) }));
-      q.next = undefined; // text written after these bytes goes behind them
-      q.chain = p.catch(() => {});
-      return p;
-    }
-    q.buf += data;
-    if (!q.next) {
-      const p: Promise<ResultOf<"terminal.write">> = q.chain.then(() => {
-        const text = q.buf;
-        q.buf = "";
-        if (q.next === p) q.next = undefined;
-        return this.call("terminal.write", { projectId, terminalId, data: text });
-      });
-      q.next = p;
-      q.chain = p.catch(() => {});
-    }
-    return q.next;
+  writeTerminal(projectId: string, terminalId: string, data: string | Uint8Array, opts?: CallOptions): Promise<ResultOf<"terminal.write">> {
+    return typeof data === "string"
+      ? this.call("terminal.write", { projectId, terminalId, data }, opts)
+      : this.call("terminal.write", { projectId, terminalId, dataBase64: encodeBase64(data) }, opts);
   }
 
   /** Answers a pending request with the response its kind takes. */
@@ -298,8 +382,9 @@ export class SidecarClient {
     sessionId: string,
     request: { requestId: string; kind: K },
     response: ResponseOf[K],
+    opts?: CallOptions,
   ): Promise<ResultOf<"request.respond">> {
-    return this.call("request.respond", { sessionId, requestId: request.requestId, response });
+    return this.call("request.respond", { sessionId, requestId: request.requestId, response }, opts);
   }
 
   /** Closes for good: no reconnect; pending calls reject. */
@@ -315,7 +400,6 @@ export class SidecarClient {
 
   #rejectAll(err: ConnectionClosedError): void {
     const calls = [...this.#calls.values()];
-    this.#calls.clear();
     for (const c of calls) c.reject(new ConnectionClosedError(`${c.method}: ${err.message}`, err.closeCode, err.reason));
   }
 
@@ -347,12 +431,14 @@ export class SidecarClient {
     if (m.id !== undefined && m.id !== null && (("result" in m) || ("error" in m))) {
       const call = this.#calls.get(m.id as number);
       if (!call) return;
-      this.#calls.delete(m.id as number);
-      if (m.error) call.reject(rpcError(call.method, m.error as { code: number; message: string; data?: unknown }));
+      const bad = this.#check(m, "response", call.method);
+      if (bad) call.reject(bad);
+      else if (m.error) call.reject(rpcError(call.method, m.error as { code: number; message: string; data?: unknown }));
       else call.resolve(m.result);
       return;
     }
     if (typeof m.method !== "string") return;
+    this.#check(m, "notification", m.method);
     const params = (m.params ?? {}) as Record<string, unknown>;
     // Streams first, so their state (lastSeq, nextSeq) is current when a
     // generic listener looks.
@@ -367,7 +453,6 @@ export class SidecarClient {
         this.#terminals.get(params.terminalId as string)?.output(params as unknown as Notifications["terminal.output"]);
         break;
       case "terminal.exit":
-        this.#writers.delete(params.terminalId as string);
         this.#terminals.get(params.terminalId as string)?.exit(params as unknown as Notifications["terminal.exit"]);
         break;
       case "terminal.dropped":
@@ -381,6 +466,28 @@ export class SidecarClient {
         this.#log.error?.(`${m.method} handler threw`, e);
       }
     }
+  }
+
+  /** Development mode: the frame's problems as an error (reported), or undefined. */
+  #check(m: Record<string, unknown>, kind: "response" | "notification", method: string): InvalidFrameError | undefined {
+    const v = this.#opts.validate;
+    if (!v) return undefined;
+    let problems: string[];
+    try {
+      problems = v(m, { kind, method });
+    } catch (e) {
+      problems = [`the validator threw: ${e instanceof Error ? e.message : String(e)}`];
+    }
+    if (problems.length === 0) return undefined;
+    const err = new InvalidFrameError(`${method}: the sidecar sent a ${kind} that does not match protocol/schema.json: ${problems.join("; ")}`, method, m, problems);
+    if (this.#opts.onInvalidFrame) {
+      try {
+        this.#opts.onInvalidFrame(err);
+      } catch (e) {
+        this.#log.error?.("onInvalidFrame threw", e);
+      }
+    } else this.#log.error?.(err.message);
+    return err;
   }
 
   #onClose(ws: WebSocketLike, err: ConnectionClosedError): void {
@@ -397,22 +504,45 @@ export class SidecarClient {
       return;
     }
     this.#setState("reconnecting", err);
-    this.#scheduleReconnect(rc === true ? {} : rc, 0);
+    this.#reconnectAttempt = 0;
+    this.#scheduleReconnect();
   }
 
-  #scheduleReconnect(o: ReconnectOptions, attempt: number): void {
-    const delay = Math.min((o.initialDelayMs ?? 100) * 2 ** attempt, o.maxDelayMs ?? 5000);
+  /** Tries open() after the backoff of the current attempt (or after `delay`). */
+  #scheduleReconnect(delay?: number): void {
+    const rc = this.#opts.reconnect;
+    const o: ReconnectOptions = typeof rc === "object" ? rc : {};
+    delay ??= Math.min((o.initialDelayMs ?? 100) * 2 ** this.#reconnectAttempt, o.maxDelayMs ?? 5000);
     this.#reconnectTimer = setTimeout(() => {
       if (this.#closedByUser) return this.#setState("closed");
-      this.open().catch((e: Error) => {
-        this.#log.debug?.(`reconnect ${attempt + 1} failed: ${e.message}`);
-        this.#ws?.close();
-        this.#ws = undefined;
-        if (attempt + 1 >= (o.maxAttempts ?? Infinity)) return this.#setState("closed", e);
-        this.#scheduleReconnect(o, attempt + 1);
-      });
+      this.#reconnecting = true;
+      this.open().then(
+        () => {
+          this.#reconnecting = false;
+          this.#reconnectAttempt = 0;
+        },
+        (e: Error) => {
+          this.#reconnecting = false;
+          this.#reconnectAttempt++;
+          this.#log.debug?.(`reconnect ${this.#reconnectAttempt} to ${this.#opts.url} failed: ${e.message}`);
+          this.#ws?.close();
+          this.#ws = undefined;
+          if (this.#closedByUser) return this.#setState("closed");
+          if (this.#reconnectAttempt >= (o.maxAttempts ?? DEFAULT_RECONNECT_ATTEMPTS)) return this.#setState("closed", e);
+          this.#scheduleReconnect();
+        },
+      );
     }, delay);
   }
+}
+
+/** What a call rejects with when its signal aborts. */
+function abortReason(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  if (r instanceof Error) return r;
+  const e = new Error(r === undefined ? "the call was aborted" : String(r));
+  e.name = "AbortError";
+  return e;
 }
 
 export interface SubscribeOptions {
@@ -420,7 +550,10 @@ export interface SubscribeOptions {
   afterSeq?: number;
   /** Every event, once each, in seq order. */
   onEvent?: (ev: SessionEvent) => void;
-  /** The pending requests changed (opened, answered, turn ended). */
+  /**
+   * The pending requests changed (subscribe answer, opened, answered, turn
+   * ended). Runs before `onEvent` of the event that changed them.
+   */
   onPendingChange?: (pending: PendingRequest[]) => void;
   /** The server dropped the stream (the client re-subscribes by itself). */
   onDropped?: (p: Notifications["session.dropped"]) => void;
@@ -479,9 +612,13 @@ export class SessionSubscription {
    * (another window, a timeout) rejects with `ConflictError` and leaves
    * the list.
    */
-  async respond<K extends RequestKind>(request: { requestId: string; kind: K }, response: ResponseOf[K]): Promise<ResultOf<"request.respond">> {
+  async respond<K extends RequestKind>(
+    request: { requestId: string; kind: K },
+    response: ResponseOf[K],
+    opts?: CallOptions,
+  ): Promise<ResultOf<"request.respond">> {
     try {
-      const r = await this.#client.respond(this.sessionId, request, response);
+      const r = await this.#client.respond(this.sessionId, request, response, opts);
       this.#removeWhere((p) => p.requestId === request.requestId);
       return r;
     } catch (e) {
@@ -613,7 +750,7 @@ export class TerminalStream {
     this.#forget = forget;
   }
 
-  /** Sends keystrokes or pasted text (UTF-8), in order (see `writeTerminal`). */
+  /** Sends keystrokes or pasted text (UTF-8); writes arrive in the order sent (see `writeTerminal`). */
   write(data: string): Promise<ResultOf<"terminal.write">> {
     return this.#client.writeTerminal(this.projectId, this.terminalId, data);
   }

@@ -100,3 +100,35 @@ export class SpawnError extends SidecarError {
     this.stderr = stderr;
   }
 }
+
+/** A call got no answer within its `timeoutMs` (the sidecar may still finish it). */
+export class TimeoutError extends SidecarError {
+  override name = "TimeoutError";
+  readonly method: string;
+  readonly timeoutMs: number;
+
+  constructor(message: string, method: string, timeoutMs: number) {
+    super(message);
+    this.method = method;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * Development mode (`ConnectOptions.validate`): a frame from the sidecar
+ * does not match protocol/schema.json. `problems` says where.
+ */
+export class InvalidFrameError extends SidecarError {
+  override name = "InvalidFrameError";
+  /** The call the response answers, or the notification's method. */
+  readonly method: string;
+  readonly frame: unknown;
+  readonly problems: string[];
+
+  constructor(message: string, method: string, frame: unknown, problems: string[]) {
+    super(message);
+    this.method = method;
+    this.frame = frame;
+    this.problems = problems;
+  }
+}

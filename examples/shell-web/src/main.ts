@@ -53,6 +53,14 @@ function report(e: unknown): void {
 
 // ---------------------------------------------------------------------------
 // Where we are: the URL fragment holds url, token, project and session.
+//
+// The token in location.hash is a shortcut of this demo, which is a static
+// page with nobody to ask (serve.mjs prints the link): a fragment never
+// reaches a server, but it stays in the browser's history and address bar
+// and is readable by anything that sees location. A product must not do
+// this: the renderer asks its main process for {url, token} over IPC
+// (Electron's contextBridge, Tauri's invoke; ui-protocol.md §9) and keeps
+// the token in memory only.
 
 const frag = new URLSearchParams(location.hash.slice(1));
 function saveFragment(): void {
@@ -598,9 +606,9 @@ async function openTerminal(terminalId: string): Promise<void> {
   xterm.open(el);
   fit.fit();
   // Keystrokes go to the PTY from the first moment (typing while the
-  // subscription is being set up must not be lost). writeTerminal sends one
-  // write at a time, in order: one terminal.write per keystroke, all in
-  // flight at once, could reach the PTY out of order.
+  // subscription is being set up must not be lost). One terminal.write per
+  // keystroke, none awaited: the sidecar applies a connection's writes in
+  // the order sent (ui-protocol.md §3).
   xterm.onData((data) => client.writeTerminal(projectId, terminalId, data).catch(report));
   // The client decodes terminal.output's base64 and keeps the byte offset,
   // so a reconnect continues where the screen is.

@@ -173,6 +173,22 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/Project"
    }
   },
+  "project.trustGit": {
+   "params": {
+    "$ref": "#/$defs/ProjectTrustGitParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Project"
+   }
+  },
+  "project.untrustGit": {
+   "params": {
+    "$ref": "#/$defs/ProjectIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Project"
+   }
+  },
   "providers.delete": {
    "params": {
     "$ref": "#/$defs/NameParams"
@@ -468,6 +484,30 @@ export const protocolSchema: Record<string, unknown> = {
    "result": {
     "$ref": "#/$defs/VCSTurnsResult"
    }
+  },
+  "worktree.create": {
+   "params": {
+    "$ref": "#/$defs/WorktreeCreateParams"
+   },
+   "result": {
+    "$ref": "#/$defs/WorktreeCreateResult"
+   }
+  },
+  "worktree.list": {
+   "params": {
+    "$ref": "#/$defs/ProjectIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/WorktreeListResult"
+   }
+  },
+  "worktree.remove": {
+   "params": {
+    "$ref": "#/$defs/WorktreeRemoveParams"
+   },
+   "result": {
+    "$ref": "#/$defs/WorktreeRemoveResult"
+   }
   }
  },
  "notifications": {
@@ -720,6 +760,10 @@ export const protocolSchema: Record<string, unknown> = {
     "outcome": {
      "$ref": "#/$defs/Outcome",
      "description": "Outcome is an Outcome."
+    },
+    "note": {
+     "type": "string",
+     "description": "Note, with outcome deny only, is the user's reason: the model's\ntool result quotes it. At most 4096 bytes (MaxDenyNoteBytes)."
     }
    },
    "additionalProperties": false,
@@ -934,6 +978,24 @@ export const protocolSchema: Record<string, unknown> = {
     "defaultLang"
    ],
    "description": "Capabilities describe what this sidecar serves."
+  },
+  "CardDiff": {
+   "properties": {
+    "unified": {
+     "type": "string",
+     "description": "Unified is a unified diff (\"--- a/<path>\", \"+++ b/<path>\", hunks\nwith 3 lines of context) of every file the call changes, in the\norder it touches them; \"/dev/null\" names the missing side of a\ncreated or deleted file, and a binary file is one \"Binary files …\ndiffer\" line. At most 64 KiB."
+    },
+    "truncated": {
+     "type": "boolean",
+     "description": "Truncated: the diff was cut at a line end to fit 64 KiB."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "unified"
+   ],
+   "description": "CardDiff is the unified diff of an approval card."
   },
   "ClientInfo": {
    "properties": {
@@ -1235,6 +1297,7 @@ export const protocolSchema: Record<string, unknown> = {
     "nothing_to_retry",
     "exists",
     "stale_hash",
+    "uncommitted_changes",
     "terminal_unavailable",
     "outside_workspace",
     "untrusted",
@@ -1383,6 +1446,43 @@ export const protocolSchema: Record<string, unknown> = {
     "status"
    ],
    "description": "FileChange is one file a turn changed."
+  },
+  "GitCandidate": {
+   "properties": {
+    "kind": {
+     "type": "string"
+    },
+    "repository": {
+     "type": "string",
+     "description": "Repository is the repository's top level: the folder holding the\nenclosing .git, or a worktree's main work tree."
+    },
+    "gitDir": {
+     "type": "string",
+     "description": "GitDir is the git directory git uses; CommonDir the one holding the\nobjects and refs (GitDir when they are the same)."
+    },
+    "commonDir": {
+     "type": "string"
+    },
+    "hash": {
+     "type": "string",
+     "description": "Hash identifies exactly this repository and the files that lead to\nit (the .git file, commondir, gitdir); project.trustGit takes it."
+    },
+    "trusted": {
+     "type": "boolean",
+     "description": "Trusted reports whether the user trusted exactly this Hash."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "kind",
+    "repository",
+    "gitDir",
+    "commonDir",
+    "hash",
+    "trusted"
+   ],
+   "description": "GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it)."
   },
   "Grant": {
    "properties": {
@@ -2401,6 +2501,10 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string",
      "description": "Via is the generic tool the model called (\"mcp_call_tool\") when name\nand arguments are those of the real tool it named; absent for a\ndirect call."
     },
+    "diff": {
+     "$ref": "#/$defs/CardDiff",
+     "description": "Diff is what a file tool's call (write_file, replace_in_file,\napply_patch, apply_unified_diff) will change, computed from the\nfiles when the card is made; absent for other tools and when the\nchange cannot be computed (the call would fail)."
+    },
     "warnings": {
      "items": {
       "$ref": "#/$defs/TextWarning"
@@ -2494,7 +2598,11 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "git": {
      "type": "boolean",
-     "description": "Git reports whether the folder has a .git of its own."
+     "description": "Git reports whether the folder is a git project: it has a .git of\nits own, or its GitCandidate is trusted (project.trustGit)."
+    },
+    "gitCandidate": {
+     "$ref": "#/$defs/GitCandidate",
+     "description": "GitCandidate is the repository that holds the folder without being\nits own (a git worktree's, or an enclosing repository's of which the\nfolder is a part); absent when there is none. Git tools, allowlisted\ngit and native snapshots use it only once the user trusts it."
     },
     "open": {
      "type": "boolean",
@@ -2606,6 +2714,24 @@ export const protocolSchema: Record<string, unknown> = {
     "vcs"
    ],
    "description": "ProjectSettings are a project's own settings."
+  },
+  "ProjectTrustGitParams": {
+   "properties": {
+    "projectId": {
+     "type": "string"
+    },
+    "hash": {
+     "type": "string",
+     "description": "Hash is the gitCandidate.hash the user was shown."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId",
+    "hash"
+   ],
+   "description": "ProjectTrustGitParams are the params of project.trustGit."
   },
   "Provider": {
    "properties": {
@@ -4866,6 +4992,143 @@ export const protocolSchema: Record<string, unknown> = {
     }
    ],
    "description": "VersionSpec is initialize's protocolVersion: one version (a number, as in 1) or a range ({\"min\": 1, \"max\": 2}) of which the sidecar picks the highest it speaks."
+  },
+  "Worktree": {
+   "properties": {
+    "path": {
+     "type": "string",
+     "description": "Path is the work tree's folder, symlinks resolved."
+    },
+    "branch": {
+     "type": "string",
+     "description": "Branch is the checked-out branch (refs/heads/ stripped); absent when\nHEAD is detached."
+    },
+    "head": {
+     "type": "string",
+     "description": "Head is the checked-out commit; absent before the first commit."
+    },
+    "main": {
+     "type": "boolean",
+     "description": "Main reports the main work tree (the one holding the repository)."
+    },
+    "current": {
+     "type": "boolean",
+     "description": "Current reports the work tree of the project the call named."
+    },
+    "locked": {
+     "type": "boolean",
+     "description": "Locked and Prunable are git's flags (prunable: its folder is gone)."
+    },
+    "prunable": {
+     "type": "boolean"
+    },
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the project of that folder, when one was opened."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "path",
+    "main",
+    "current",
+    "locked",
+    "prunable"
+   ],
+   "description": "Worktree is one work tree of a repository (worktree.list)."
+  },
+  "WorktreeCreateParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is a git project of the repository (its own .git or a\ntrusted worktree)."
+    },
+    "branch": {
+     "type": "string",
+     "description": "Branch is the new branch the work tree checks out."
+    },
+    "path": {
+     "type": "string",
+     "description": "Path is the new folder (absolute; it must not exist or be empty);\ndefault <main work tree>.worktrees/<branch> beside the main work\ntree."
+    },
+    "from": {
+     "type": "string",
+     "description": "From is the commit the branch starts at (default HEAD)."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId",
+    "branch"
+   ],
+   "description": "WorktreeCreateParams are the params of worktree.create."
+  },
+  "WorktreeCreateResult": {
+   "properties": {
+    "worktree": {
+     "$ref": "#/$defs/Worktree"
+    },
+    "project": {
+     "$ref": "#/$defs/Project"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "worktree",
+    "project"
+   ],
+   "description": "WorktreeCreateResult is the result of worktree.create: the new work tree, opened as its own, trusted project."
+  },
+  "WorktreeListResult": {
+   "properties": {
+    "worktrees": {
+     "items": {
+      "$ref": "#/$defs/Worktree"
+     },
+     "type": "array"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "worktrees"
+   ],
+   "description": "WorktreeListResult is the result of worktree.list."
+  },
+  "WorktreeRemoveParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the linked work tree's project."
+    },
+    "force": {
+     "type": "boolean",
+     "description": "Force removes it even with uncommitted or untracked changes."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId"
+   ],
+   "description": "WorktreeRemoveParams are the params of worktree.remove."
+  },
+  "WorktreeRemoveResult": {
+   "properties": {
+    "path": {
+     "type": "string",
+     "description": "Path is the folder removed."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "path"
+   ],
+   "description": "WorktreeRemoveResult is the result of worktree.remove."
   }
  }
 };

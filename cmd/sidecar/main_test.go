@@ -260,3 +260,22 @@ func deltaText(t *testing.T, evs []client.Event) string {
 	}
 	return s
 }
+
+// toolResults returns the contents of a session's tool messages.
+func toolResults(t *testing.T, c *client.Client, sid string) []string {
+	t.Helper()
+	var got struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
+	var out []string
+	for _, m := range got.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}

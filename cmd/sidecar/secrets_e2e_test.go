@@ -29,25 +29,6 @@ func randHex(t *testing.T, n int) string {
 	return hex.EncodeToString(b)
 }
 
-// toolResults returns the contents of a session's tool messages.
-func toolResults(t *testing.T, c *client.Client, sid string) []string {
-	t.Helper()
-	var got struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
-	var out []string
-	for _, m := range got.Messages {
-		if m.Role == "tool" {
-			out = append(out, m.Content)
-		}
-	}
-	return out
-}
-
 type keyStatus struct {
 	Provider   string `json:"provider"`
 	Configured bool   `json:"configured"`

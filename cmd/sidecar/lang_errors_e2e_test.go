@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -123,4 +125,30 @@ func TestE2EConfigErrorSpeaksTheSessionLanguage(t *testing.T) {
 	require.True(t, errors.As(err, &we), "%v", err)
 	require.Equal(t, client.CodeInvalidParams, we.Code)
 	require.Empty(t, we.Data.Message)
+}
+
+// TestE2ESuspendedInterruptSpeaksTheSessionLanguage: turn.interrupt of a
+// zh session's suspended turn (the sidecar was killed while it waited for
+// an approval) records a turn_end {reason: interrupted_while_suspended}
+// whose message says it in Chinese.
+func TestE2ESuspendedInterruptSpeaksTheSessionLanguage(t *testing.T) {
+	first := writeScript(t, calls("", toolCall("c1", "run_shell", map[string]any{"command": "echo never"})))
+	e := setup(t, first, map[string]any{"lang": "zh"})
+	turnID, err := e.c.StartTurn(tctx(t), e.sid, "do it")
+	require.NoError(t, err)
+	untilType(t, e.c, e.sid, "permission_required")
+	require.NoError(t, e.p.cmd.Process.Signal(syscall.SIGKILL))
+	require.True(t, e.p.waitFor(10*time.Second))
+
+	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("new turn")), "LANG=en_US.UTF-8", "LC_ALL=")
+	c := p2.connect(t)
+	_, err = c.Subscribe(tctx(t), e.sid, 0)
+	require.NoError(t, err)
+	untilType(t, c, e.sid, "turn_suspended")
+	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": e.sid}, nil))
+	end := untilType(t, c, e.sid, "turn_end")
+	require.Equal(t, turnID, end[len(end)-1].TurnID)
+	d := dataOf(t, end[len(end)-1])
+	require.Equal(t, "interrupted_while_suspended", d["reason"])
+	require.Contains(t, d["message"], "本轮在等待回答时被停止")
 }

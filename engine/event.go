@@ -209,6 +209,8 @@ type TurnEndData struct {
 	// Reason says why a turn ended that was not completed (e.g.
 	// "sidecar_restart" for turns found dead at start).
 	Reason string `json:"reason,omitempty"`
+	// Message says Reason to people, in the session's language (errtext.go).
+	Message string `json:"message,omitempty"`
 }
 
 // TurnSuspendedData: the turn waited for answers when the sidecar stopped;
@@ -226,6 +228,9 @@ type ErrorData struct {
 	task
 	Error     string `json:"error"`
 	ErrorType string `json:"error_type"`
+	// Message says the error to people, in the session's language
+	// (errtext.go); Error stays English, for logs and the model.
+	Message   string `json:"message,omitempty"`
 	Retriable bool   `json:"retriable"`
 	Iteration int    `json:"iteration"`
 	ReqID     string `json:"reqId"`

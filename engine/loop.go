@@ -242,6 +242,7 @@ func (t *turn) reportError(err error) string {
 		task:      task{t.taskID},
 		Error:     err.Error(),
 		ErrorType: typ,
+		Message:   ErrorMessage(t.e.opts.Lang, typ, err),
 		Retriable: (ee == nil && llm.IsRetriable(err)) || (ee != nil && ee.retriable),
 		Iteration: t.iteration,
 		ReqID:     t.reqID,

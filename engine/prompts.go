@@ -26,6 +26,10 @@ type PromptSet struct {
 	MaxIterations string // notice for the final tool-less turn
 	Explore       string // explore subagent's system prompt
 	DemoNotice    string // initialize's notice when the demo answers (no API key)
+	// Messages are the texts for people (errtext.go), by section name:
+	// "error.<key>" (error events), "reason.<reason>" (turn_end reasons)
+	// and "kind.<kind>" (JSON-RPC error kinds).
+	Messages map[string]string
 }
 
 var promptSets = loadPrompts()
@@ -41,7 +45,7 @@ func loadPrompts() map[string]PromptSet {
 		out[lang] = PromptSet{
 			Code: sec["code"], Cowork: sec["cowork"], Env: sec["env"], Naming: sec["naming"],
 			Summary: sec["summary"], MaxIterations: sec["max_iterations"], Explore: sec["explore"],
-			DemoNotice: sec["demo_notice"],
+			DemoNotice: sec["demo_notice"], Messages: messageSections(sec),
 		}
 	}
 	return out

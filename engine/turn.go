@@ -164,7 +164,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 			if err == ErrClosed {
 				typ = "closed"
 			}
-			t.emit(Event{EventError, ErrorData{task: task{taskID}, Error: err.Error(), ErrorType: typ, LogTime: logTime()}})
+			t.emit(Event{EventError, ErrorData{task: task{taskID}, Error: err.Error(), ErrorType: typ, Message: ErrorMessage(e.opts.Lang, typ, err), LogTime: logTime()}})
 			t.emit(Event{EventTurnEnd, TurnEndData{task: task{taskID}, Status: StatusError, ProducedFiles: []string{}}})
 			return
 		}
@@ -201,7 +201,7 @@ func (t *turn) guarded(body func(t *turn) string) (status string) {
 			panic(p)
 		}
 		slog.Error("turn panicked", "turn", t.taskID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		t.emit(Event{EventError, ErrorData{task: task{t.taskID}, Error: "internal error: the turn crashed (details in the sidecar log)", ErrorType: "internal", Iteration: t.iteration, ReqID: t.reqID, LogTime: logTime()}})
+		t.emit(Event{EventError, ErrorData{task: task{t.taskID}, Error: "internal error: the turn crashed (details in the sidecar log)", ErrorType: "internal", Message: ErrorMessage(t.e.opts.Lang, "internal", nil), Iteration: t.iteration, ReqID: t.reqID, LogTime: logTime()}})
 		status = StatusError
 	}()
 	return body(t)

@@ -65,6 +65,16 @@ func (s *Server) sessionLang(ss store.Session) string {
 	return s.defaultLang()
 }
 
+// langOf is the language of a session by id (the default when it cannot
+// be read): the language of the error and turn_end texts the host records.
+func (s *Server) langOf(sessionID string) string {
+	ss, err := s.opts.Store.Session(context.WithoutCancel(s.ctx), sessionID)
+	if err != nil {
+		return s.defaultLang()
+	}
+	return s.sessionLang(ss)
+}
+
 // validLocale checks initialize's locale: a BCP 47 or POSIX tag
 // ("ja-JP", "zh_TW.UTF-8"), any language.
 func validLocale(tag string) error {

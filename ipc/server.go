@@ -178,6 +178,7 @@ func New(opts Options) (*Server, error) {
 		Engines:          engines{s},
 		ApprovalTimeout:  func(ss store.Session) time.Duration { return msDuration(sessionSettings(ss).ApprovalTimeoutMS) },
 		IsConfigError:    func(err error) bool { return wireError(err).Code == CodeConfig },
+		Lang:             s.langOf,
 		Closing:          s.isClosing,
 	})
 	routes, err := s.routeTable()
@@ -193,6 +194,7 @@ func New(opts Options) (*Server, error) {
 		Gate:           "initialize",
 		Ordered:        orderedMethods,
 		ErrorCodes:     hostedErrorCodes,
+		ErrorMessage:   func(kind protocol.ErrorKind) string { return engine.KindMessage(s.defaultLang(), string(kind)) },
 		SendQueueBytes: opts.SendQueueBytes,
 		WriteTimeout:   opts.WriteTimeout,
 		Log:            opts.Logger,

@@ -134,7 +134,8 @@ func TestInterruptWhileApprovalPendingClosesRequest(t *testing.T) {
 	require.Equal(t, client.CodeConflict, client.Code(err))
 	var we *client.Error
 	require.ErrorAs(t, err, &we)
-	require.Equal(t, &protocol.ErrorData{Kind: protocol.KindAlreadyAnswered}, we.Data)
+	require.Equal(t, protocol.KindAlreadyAnswered, we.Data.Kind)
+	require.NotEmpty(t, we.Data.Message, "already_answered is shown to people")
 }
 
 func TestExploreSubagentToolCallsAreForwarded(t *testing.T) {

@@ -247,7 +247,7 @@ func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error
 	}
 	evs := []engine.Event{
 		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
-		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason}),
+		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(s.langOf(h.ID()), SuspendedEndReason)}),
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.

@@ -126,6 +126,10 @@ type ErrorData struct {
 	// Supported is the range of protocol versions the sidecar speaks
 	// (kind unsupported_version).
 	Supported *VersionRange `json:"supported,omitempty"`
+	// Message says the error to people, in the sidecar's default language
+	// (the shell's initialize locale, else the OS locale), for the kinds a
+	// shell shows (no_api_key, busy, stale_hash, …); absent for the others.
+	Message string `json:"message,omitempty"`
 }
 
 // Error is a JSON-RPC error object. It is also a Go error.

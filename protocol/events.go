@@ -210,6 +210,8 @@ type TurnEndData struct {
 	// Reason says why a turn ended that was not completed
 	// ("sidecar_restart", "interrupted_while_suspended").
 	Reason string `json:"reason,omitempty"`
+	// Message says Reason to people, in the session's language.
+	Message string `json:"message,omitempty"`
 }
 
 // TurnSuspendedData: the turn waited for answers when the previous sidecar
@@ -228,6 +230,9 @@ type EventErrorData struct {
 	Error  string `json:"error"`
 	// ErrorType is e.g. network, engine, config or internal.
 	ErrorType string `json:"error_type"`
+	// Message says the error to people, in the session's language (Error
+	// stays English, for logs); absent for an error type without a text.
+	Message string `json:"message,omitempty"`
 	// Retriable: turn.retry may re-run the model.
 	Retriable bool   `json:"retriable"`
 	Iteration int    `json:"iteration"`

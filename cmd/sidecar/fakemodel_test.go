@@ -27,7 +27,7 @@ type fakeModel struct {
 	hangNaming bool
 
 	mu       sync.Mutex // guards plan, streams, namings, namingAt
-	plan     []string   // "429", "500", "reset", "stall", else a text to stream
+	plan     []string   // "401", "429", "500", "reset", "stall", else a text to stream
 	streams  int
 	namings  int
 	namingAt chan struct{} // closed at the first naming request
@@ -85,6 +85,10 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 	f.streams++
 	f.mu.Unlock()
 	switch step {
+	case "401":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
 	case "429":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)

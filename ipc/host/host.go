@@ -35,6 +35,10 @@ type Config struct {
 	// IsConfigError reports whether an error that kept a turn from starting
 	// is a configuration problem (its error event says errorType "config").
 	IsConfigError func(error) bool
+	// Lang is a session's language (engine.PromptLangs), for the texts for
+	// people of the events the host records itself (nil: the engine's
+	// default).
+	Lang func(sessionID string) string
 	// Closing reports whether the server is shutting down: a turn waiting
 	// for an answer is then suspended (resumable after a restart) instead
 	// of interrupted.
@@ -91,6 +95,9 @@ func New(opts Config) *Sessions {
 	}
 	if opts.IsConfigError == nil {
 		opts.IsConfigError = func(error) bool { return false }
+	}
+	if opts.Lang == nil {
+		opts.Lang = func(string) string { return "" }
 	}
 	if opts.Closing == nil {
 		opts.Closing = func() bool { return false }

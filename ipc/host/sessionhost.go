@@ -446,9 +446,10 @@ func (h *Session) recordFailure(job Job, cause error, reason string) {
 		errType = "config"
 	}
 	// Like the engine's own, both carry the turn's taskId.
-	errData := engine.ErrorData{Error: cause.Error(), ErrorType: errType, LogTime: now}
+	lang := h.s.opts.Lang(h.id)
+	errData := engine.ErrorData{Error: cause.Error(), ErrorType: errType, Message: engine.ErrorMessage(lang, errType, cause), LogTime: now}
 	errData.TaskID = turnID
-	endData := engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason}
+	endData := engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason, Message: engine.ReasonMessage(lang, reason)}
 	endData.TaskID = turnID
 	// Every turn opens with its turn_start, also one that never reached
 	// the engine: a shell that draws a turn from turn_start to turn_end

@@ -223,7 +223,7 @@ func (c *Conn) handleItem(it parsed) ([]byte, func()) {
 		if we.Code == CodeInternal {
 			c.log.Warn("request failed", "method", req.Method, "err", err)
 		}
-		return encodeError(req.ID, we), nil
+		return encodeError(req.ID, c.e.withMessage(we)), nil
 	}
 	b, err := encodeResult(req.ID, result)
 	if err != nil {

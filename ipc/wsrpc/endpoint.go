@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // MaxFrame is the largest frame a client may send: 4 attachments of 10 MB in
@@ -62,6 +64,9 @@ type Endpoint struct {
 	// ErrorCodes maps the sentinels of the packages behind the handlers to
 	// wire codes (after this package's own, see WireErrorOf).
 	ErrorCodes []ErrCode
+	// ErrorMessage, when set, gives an error's data.message (a text for
+	// people) by its kind; "" leaves it out.
+	ErrorMessage func(kind protocol.ErrorKind) string
 	// SendQueueBytes bounds each connection's outgoing queue, in bytes.
 	SendQueueBytes int
 	// WriteTimeout is how long a socket may take no byte of a frame being

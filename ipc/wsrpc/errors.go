@@ -137,6 +137,22 @@ func errorData(err error, code int, extra []ErrCode) *protocol.ErrorData {
 	return d
 }
 
+// withMessage returns we with its data's message for people
+// (Endpoint.ErrorMessage), a copy: we may be a handler's own error.
+func (e *Endpoint) withMessage(we *WireError) *WireError {
+	we = withData(we)
+	if e.ErrorMessage == nil || we.Data.Message != "" {
+		return we
+	}
+	msg := e.ErrorMessage(we.Data.Kind)
+	if msg == "" {
+		return we
+	}
+	d := *we.Data
+	d.Message = msg
+	return &WireError{Code: we.Code, Message: we.Message, Data: &d}
+}
+
 // withData returns we with its data, the code's default kind when it has
 // none.
 func withData(we *WireError) *WireError {

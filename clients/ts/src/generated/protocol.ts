@@ -570,6 +570,12 @@ export interface ErrorData {
    */
   expected?: string;
   supported?: VersionRange;
+  /**
+   * Message says the error to people, in the sidecar's default language
+   * (the shell's initialize locale, else the OS locale), for the kinds a
+   * shell shows (no_api_key, busy, stale_hash, …); absent for the others.
+   */
+  message?: string;
 }
 /**
  * An error response.
@@ -589,6 +595,11 @@ export interface EventErrorData {
    * ErrorType is e.g. network, engine, config or internal.
    */
   error_type: string;
+  /**
+   * Message says the error to people, in the session's language (Error
+   * stays English, for logs); absent for an error type without a text.
+   */
+  message?: string;
   /**
    * Retriable: turn.retry may re-run the model.
    */
@@ -1638,6 +1649,10 @@ export interface TurnEndData {
    * ("sidecar_restart", "interrupted_while_suspended").
    */
   reason?: string;
+  /**
+   * Message says Reason to people, in the session's language.
+   */
+  message?: string;
 }
 /**
  * SessionNamedData: the session got a title.

@@ -1267,6 +1267,10 @@ export const protocolSchema: Record<string, unknown> = {
     "supported": {
      "$ref": "#/$defs/VersionRange",
      "description": "Supported is the range of protocol versions the sidecar speaks\n(kind unsupported_version)."
+    },
+    "message": {
+     "type": "string",
+     "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."
     }
    },
    "additionalProperties": false,
@@ -1351,6 +1355,10 @@ export const protocolSchema: Record<string, unknown> = {
     "error_type": {
      "type": "string",
      "description": "ErrorType is e.g. network, engine, config or internal."
+    },
+    "message": {
+     "type": "string",
+     "description": "Message says the error to people, in the session's language (Error\nstays English, for logs); absent for an error type without a text."
     },
     "retriable": {
      "type": "boolean",
@@ -4543,6 +4551,10 @@ export const protocolSchema: Record<string, unknown> = {
     "reason": {
      "type": "string",
      "description": "Reason says why a turn ended that was not completed\n(\"sidecar_restart\", \"interrupted_while_suspended\")."
+    },
+    "message": {
+     "type": "string",
+     "description": "Message says Reason to people, in the session's language."
     }
    },
    "additionalProperties": false,

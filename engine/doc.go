@@ -4,6 +4,15 @@
 // through Run's iterator with back-pressure: the engine makes no progress while
 // the consumer does not pull, and breaking out of the loop stops the turn.
 //
+// One turn contract: Run(ctx, Turn{Kind, ID, From, Input}) starts a new
+// turn, retries the model after a retriable error, or resumes the calls a
+// dead turn left unanswered. Why a turn stops early is one stop reason,
+// set once (interrupted, suspended, consumer gone, failed). Every tool
+// goroutine belongs to its turn, and turn_end comes after all of them
+// returned. A tool runs only after the Ledger said its start is durable
+// (ledger.go: at most once, failing closed), and a resumed turn never runs
+// a call that had started.
+//
 // A tool call's arguments are decoded once, strictly (tools.NormalizeArgs),
 // before the permission decision; the decision, the tool_proposed and
 // permission_required events and the handler all use that one value. The

@@ -10,10 +10,16 @@
 // subscribers are Sinks, engines come from Engines (deps_test.go).
 //
 // Turn state: each Session has one TurnState (turnstate.go, where the
-// machine is drawn), changed only by checked transitions and stored with
-// the event that causes it (durable.go: the one rule of what each event
-// does to durable state; RecoverInterrupted settles what a dead process
-// left). session.get, session.list and subscribe's running read it; the
+// machine is drawn), changed only in moveLocked, which checks the move and
+// queues its durable copy (sessions.status) on the store's writer under
+// the session lock — with the event that causes it (durable.go: the one
+// rule of what each event does to durable state), or alone — so the store
+// sees the moves in the order they were made. RecoverInterrupted settles
+// what a dead process left. The turn Enqueue answers with 0 ahead is the
+// current turn from that moment (push takes it under the lock, or hands it
+// to a runner that is between turns): an interrupt stops it, never drops
+// it. The rule that a tool runs at most once is the engine's, against the
+// store's call ledger (Session.Ledger: engine.Ledger). session.get, session.list and subscribe's running read it; the
 // engine only reports facts. Enqueue stores a turn in the durable queue
 // before it answers; ResumeQueued runs the stored queue at start.
 //
@@ -34,10 +40,13 @@
 //     re-subscribe from its last seq; it never blocks the engine or other
 //     subscribers.
 //
-// Lock order: Sessions.mu before Session.mu before Subscription.mu;
-// Session.loadMu (LockLoad) before Session.mu. No lock is held while
-// calling the store, an engine or a Sink, except the short Subscribe
-// registration, which only touches in-memory state, and loadMu, which
-// engine loading and the grant methods hold across their store and
-// permission calls so that the two never interleave.
+// Lock order: Sessions.mu before Session.mu before Session.subMu before
+// Subscription.mu; Session.loadMu (LockLoad) before Session.mu. Session.mu
+// is held while an event or a status is queued on the store's writer (a
+// non-blocking send unless the writer's queue is full); the writer's
+// callbacks take only subMu, so this never deadlocks. No other lock is
+// held while calling the store, an engine or a Sink, except the short
+// Subscribe registration, and loadMu, which engine loading and the grant
+// methods hold across their store and permission calls so that the two
+// never interleave.
 package host

@@ -127,6 +127,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "zqagent", Title: sdk.Ptr("zqagent sidecar"), Version: a.version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -143,6 +144,10 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 // project.open's refusals: not a directory, a filesystem root, the home
 // directory) and a session is created in it.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	mcps, err := mcpConfigs(p.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	var pr ipc.ProjectInfo
 	if err := a.call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
@@ -164,6 +169,10 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	s := newSession(created.SessionID, pr.Path)
 	s.lang = info.Lang
 	if _, err := a.attach(ctx, s, info.LastSeq); err != nil {
+		return sdk.NewSessionResponse{}, wireError(err)
+	}
+	if err := a.addMCP(ctx, s, mcps); err != nil {
+		a.detach(s.id)
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(created.SessionID), Modes: modeState(info.Mode)}, nil
@@ -197,6 +206,10 @@ func (a *Agent) sessionLang(meta map[string]any) string {
 // session/update notifications before the response, then the session's
 // pending approvals are asked again.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	mcps, err := mcpConfigs(p.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
 	info, err := a.sessionInfo(ctx, string(p.SessionId))
 	if err != nil {
 		return sdk.LoadSessionResponse{}, wireError(err)
@@ -216,6 +229,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	case <-s.replayUntil(res.LastSeq):
 	case <-ctx.Done():
 		return sdk.LoadSessionResponse{}, ctx.Err()
+	}
+	if err := a.addMCP(ctx, s, mcps); err != nil {
+		a.detach(s.id)
+		return sdk.LoadSessionResponse{}, wireError(err)
 	}
 	for _, pr := range res.PendingRequests {
 		if typ, ok := pendingEventType[pr.Kind]; ok {
@@ -299,6 +316,14 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	text, atts, err := promptInput(p.Prompt)
 	if err != nil {
+		return sdk.PromptResponse{}, wireError(err)
+	}
+	// The editor's MCP servers are asked about before the first turn that
+	// could use them; a cancelled prompt asks no more.
+	if err := a.askMCP(ctx, s); err != nil {
+		if ctx.Err() != nil {
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
 		return sdk.PromptResponse{}, wireError(err)
 	}
 	var started ipc.TurnResult

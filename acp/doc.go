@@ -31,7 +31,9 @@
 // session's events (replay on session/load, live updates, the end of each
 // prompt); updates.go maps engine events to ACP session updates and
 // permission.go our approval outcomes to ACP permission options and our
-// modes to ACP session modes, all pure functions; fs.go routes read_file and
+// modes to ACP session modes, all pure functions; mcp.go gives the
+// editor's MCP servers (mcpServers) to the session (mcp.sessionAdd) and
+// asks the user before any of them starts; fs.go routes read_file and
 // write_file through the editor's fs/* methods when it offers them (hosted
 // mode only: the engine must run in this process).
 //

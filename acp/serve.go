@@ -316,5 +316,6 @@ func (a *Agent) resubscribeAll(ctx context.Context, rpc *client.Client) {
 		if _, err := rpc.Subscribe(ctx, s.id, after); err != nil {
 			a.log.Warn("acp: subscribe on the new owner", "session", s.id, "err", err)
 		}
+		a.readdMCP(ctx, s)
 	}
 }

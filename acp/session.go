@@ -41,6 +41,9 @@ type session struct {
 	endOrder []string
 	lastErr  map[string]string                      // last error message per running turn
 	asks     map[string]map[*int]context.CancelFunc // questions in flight per turn id
+	mcp      *editorMCP                             // the editor's MCP servers (mcp.go); nil: none
+
+	askMCP sync.Mutex // serializes the prompts' questions about the editor's MCP servers
 }
 
 func newSession(id, root string) *session {

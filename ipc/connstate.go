@@ -49,6 +49,7 @@ func connOf(wc *wsrpc.Conn) *conn { return wc.State().(*conn) }
 // ended runs once the connection's requests and pumps returned.
 func (c *conn) ended() {
 	c.dropAllSubs()
+	c.s.dropSessionMCPs(c) // the session servers it added live as long as it
 	if c.interruptOnDisconnect.Load() {
 		c.interruptTurns()
 	}

@@ -16,7 +16,9 @@
 // (its session subscriptions, the sessions it started turns in);
 // respond_check.go checks answers against their request; mcp_project.go
 // owns each open project's MCP manager, mcp_trust.go keeps its servers'
-// approvals, and terminal_stream.go the terminal.output streams. A handler
+// approvals, mcp_session.go the servers a client gives one session
+// (mcp.sessionAdd: bound to that connection, never stored), and
+// terminal_stream.go the terminal.output streams. A handler
 // decodes its params with decodeParams (wire.go: the transport's, which
 // names the bad field) and returns errors wrapping the sentinels of
 // wire.go; errmap.go adds the hosted packages' sentinels (with their

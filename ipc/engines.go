@@ -114,10 +114,12 @@ func toolResultDir(sessionDir, sessionID string) string {
 }
 
 // Attach implements host.Engines: once the host restored the session's
-// grants and set its bridge, the project's MCP tools join and the
+// grants and set its bridge, the project's MCP tools and the session's
+// own servers' tools (mcp.sessionAdd) join and the
 // embedder's OnEngine runs, before any turn.
 func (x engines) Attach(h *host.Session, eng *engine.Engine) {
 	x.s.attachMCP(eng, h.ProjectID())
+	x.s.attachSessionMCP(eng, h.ID())
 	if x.s.opts.OnEngine != nil {
 		x.s.opts.OnEngine(h.ID(), eng)
 	}

@@ -27,6 +27,9 @@ func (s *Server) mcpRoutes() map[string]handler {
 		"mcp.refresh": s.mcpRefresh,
 		"mcp.trust":   s.mcpTrust,
 		"mcp.untrust": s.mcpUntrust,
+
+		"mcp.sessionAdd":   s.mcpSessionAdd,   // mcp_session.go
+		"mcp.sessionTrust": s.mcpSessionTrust, // mcp_session.go
 	}
 }
 

@@ -284,18 +284,22 @@ func (pm *projectMCP) serverInfo(name string) (MCPServerInfo, error) {
 
 // servers reports every server with the names its tools are registered
 // under (read from a scratch registry).
-func (pm *projectMCP) servers() []MCPServerInfo {
+func (pm *projectMCP) servers() []MCPServerInfo { return serversOf(pm.mgr) }
+
+// serversOf reports every server of mgr with the names its tools are
+// registered under.
+func serversOf(mgr *mcp.Manager) []MCPServerInfo {
 	reg := tools.NewRegistry()
-	pm.mgr.Attach(reg)
+	mgr.Attach(reg)
 	specs := reg.Specs()
-	pm.mgr.Detach(reg)
+	mgr.Detach(reg)
 	names := map[string][]string{}
 	for _, sp := range specs {
 		if srv, ok := strings.CutPrefix(sp.Source, "mcp:"); ok {
 			names[srv] = append(names[srv], sp.Name)
 		}
 	}
-	sts := pm.mgr.Status()
+	sts := mgr.Status()
 	out := make([]MCPServerInfo, len(sts))
 	for i, st := range sts {
 		out[i] = MCPServerInfo{MCPStatus: mcpStatusWire(st), ToolNames: nonNilStrings(names[st.Name])}

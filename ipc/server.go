@@ -125,7 +125,8 @@ type Server struct {
 	closed       bool
 	httpSrv      *http.Server
 
-	mcp mcpProjects // MCP managers of the open projects (mcp_project.go)
+	mcp  mcpProjects // MCP managers of the open projects (mcp_project.go)
+	smcp sessionMCPs // MCP servers of one session, from a client (mcp_session.go)
 
 	termSubs termRegistry    // terminal subscriptions per connection (terminal_stream.go)
 	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
@@ -350,6 +351,9 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	if err := s.closeAllMCP(); err != nil { // kills the MCP servers' processes
+		errs = append(errs, err)
+	}
+	if err := s.closeAllSessionMCP(); err != nil {
 		errs = append(errs, err)
 	}
 	s.cancel()

@@ -258,6 +258,7 @@ func (s *Server) sessionDelete(ctx context.Context, _ *conn, raw json.RawMessage
 			s.log.Warn("close session", "session", p.SessionID, "err", err)
 		}
 	}
+	s.closeSessionMCP(p.SessionID)
 	sv, vcsErr := s.vcsOf(ctx, p.SessionID) // resolved before the row goes
 	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
 		return nil, err

@@ -119,3 +119,31 @@ type MCPServerResult struct {
 	// Warnings are the entry's non-fatal problems.
 	Warnings []MCPWarning `json:"warnings"`
 }
+
+// MCPSessionAddParams are the params of mcp.sessionAdd: servers a client
+// passes for one session (an ACP editor's own servers, from session/new).
+type MCPSessionAddParams struct {
+	SessionID string `json:"sessionId" rpc:"required"`
+	// Servers are entries in .agent/mcp.json's format (stdio, http or sse;
+	// not builtin). They replace the session's earlier ones.
+	Servers []MCPServerConfig `json:"servers" rpc:"required"`
+}
+
+// MCPSessionAddResult is the result of mcp.sessionAdd.
+type MCPSessionAddResult struct {
+	// Servers are the session's servers, in the order given: connected (or
+	// failed) when the project remembers their trust, else untrusted.
+	Servers []MCPServer `json:"servers"`
+}
+
+// MCPSessionTrustParams are the params of mcp.sessionTrust.
+type MCPSessionTrustParams struct {
+	SessionID string `json:"sessionId" rpc:"required"`
+	Name      string `json:"name" rpc:"required"`
+	// Hash is the one the trust card showed.
+	Hash string `json:"hash" rpc:"required"`
+	// Remember keeps the approval of this hash for the session's project
+	// (later sessions with the same config do not ask); false trusts it for
+	// this session only.
+	Remember bool `json:"remember,omitempty"`
+}

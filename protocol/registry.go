@@ -94,6 +94,8 @@ func Methods() []MethodSpec {
 		{"mcp.refresh", MCPNameParams{}, MCPServerResult{}},
 		{"mcp.trust", MCPTrustParams{}, MCPServerResult{}},
 		{"mcp.untrust", MCPNameParams{}, MCPServerResult{}},
+		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
+		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
 
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},

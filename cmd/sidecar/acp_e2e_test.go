@@ -25,6 +25,8 @@ type fakeEditor struct {
 	// answer then waits for release.
 	asked   chan string
 	release chan struct{}
+	// answer, when set, chooses the option of every permission request.
+	answer func(sdk.RequestPermissionRequest) sdk.PermissionOptionId
 }
 
 var _ sdk.Client = (*fakeEditor)(nil)
@@ -37,6 +39,9 @@ func (e *fakeEditor) SessionUpdate(_ context.Context, n sdk.SessionNotification)
 }
 
 func (e *fakeEditor) RequestPermission(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	if e.answer != nil {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(e.answer(r))}, nil
+	}
 	if e.asked != nil {
 		title := ""
 		if r.ToolCall.Title != nil {

@@ -83,8 +83,12 @@ func acpUsage(fs *flag.FlagSet, w io.Writer) func() {
 			"  The editor's sessions and pending approvals carry over either way.\n\n"+
 			"ACP methods: initialize, session/new, session/load, session/list,\n"+
 			"session/prompt, session/cancel, session/set_mode. MCP servers passed in\n"+
-			"session/new are not started: configure them in the project's .agent/mcp.json,\n"+
-			"under the usual trust rules. A new session's language is session/new's\n"+
+			"session/new or session/load (stdio, http, sse) belong to that session only:\n"+
+			"never written to the project or stored, stopped when sidecar acp exits. Like\n"+
+			"the project's servers, none starts before the user allowed it: the first\n"+
+			"prompt asks (session/request_permission, naming the command line or URL and\n"+
+			"only the names of env variables and headers); \"always\" is remembered for\n"+
+			"the project and that exact config. A new session's language is session/new's\n"+
 			"_meta {\"zqagent\":{\"lang\":\"ja\"}} (or _meta {\"lang\"}; zh, en, zh-TW,\n"+
 			"ja, ko or es), else the OS locale (LC_ALL, LC_MESSAGES, LANG), else English.\n\n"+
 			"--secrets-stdin is not available (stdin carries the protocol): API keys come\n"+

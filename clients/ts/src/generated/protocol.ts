@@ -933,6 +933,44 @@ export interface MCPServerResult {
   warnings: MCPWarning[];
 }
 /**
+ * MCPSessionAddParams are the params of mcp.sessionAdd: servers a client passes for one session (an ACP editor's own servers, from session/new).
+ */
+export interface MCPSessionAddParams {
+  sessionId: string;
+  /**
+   * Servers are entries in .agent/mcp.json's format (stdio, http or sse;
+   * not builtin). They replace the session's earlier ones.
+   */
+  servers: MCPServerConfig[];
+}
+/**
+ * MCPSessionAddResult is the result of mcp.sessionAdd.
+ */
+export interface MCPSessionAddResult {
+  /**
+   * Servers are the session's servers, in the order given: connected (or
+   * failed) when the project remembers their trust, else untrusted.
+   */
+  servers: MCPServer[];
+}
+/**
+ * MCPSessionTrustParams are the params of mcp.sessionTrust.
+ */
+export interface MCPSessionTrustParams {
+  sessionId: string;
+  name: string;
+  /**
+   * Hash is the one the trust card showed.
+   */
+  hash: string;
+  /**
+   * Remember keeps the approval of this hash for the session's project
+   * (later sessions with the same config do not ask); false trusts it for
+   * this session only.
+   */
+  remember?: boolean;
+}
+/**
  * MCPStatusNotification is the params of an mcp.status notification: an MCP server of an open project changed state.
  */
 export interface MCPStatusNotification {
@@ -2242,6 +2280,8 @@ export interface SchemaMethods {
   "mcp.list": { params: ProjectIDParams; result: MCPListResult };
   "mcp.refresh": { params: MCPNameParams; result: MCPServerResult };
   "mcp.remove": { params: MCPNameParams; result: RemovedResult };
+  "mcp.sessionAdd": { params: MCPSessionAddParams; result: MCPSessionAddResult };
+  "mcp.sessionTrust": { params: MCPSessionTrustParams; result: MCPServerResult };
   "mcp.trust": { params: MCPTrustParams; result: MCPServerResult };
   "mcp.untrust": { params: MCPNameParams; result: MCPServerResult };
   "mcp.update": { params: MCPUpdateParams; result: MCPServerResult };

@@ -109,6 +109,22 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/RemovedResult"
    }
   },
+  "mcp.sessionAdd": {
+   "params": {
+    "$ref": "#/$defs/MCPSessionAddParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPSessionAddResult"
+   }
+  },
+  "mcp.sessionTrust": {
+   "params": {
+    "$ref": "#/$defs/MCPSessionTrustParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPServerResult"
+   }
+  },
   "mcp.trust": {
    "params": {
     "$ref": "#/$defs/MCPTrustParams"
@@ -2092,6 +2108,70 @@ export const protocolSchema: Record<string, unknown> = {
     "warnings"
    ],
    "description": "MCPServerResult is the result of mcp.add, mcp.update, mcp.refresh, mcp.trust and mcp.untrust."
+  },
+  "MCPSessionAddParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "servers": {
+     "items": {
+      "$ref": "#/$defs/MCPServerConfig"
+     },
+     "type": "array",
+     "description": "Servers are entries in .agent/mcp.json's format (stdio, http or sse;\nnot builtin). They replace the session's earlier ones."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "servers"
+   ],
+   "description": "MCPSessionAddParams are the params of mcp.sessionAdd: servers a client passes for one session (an ACP editor's own servers, from session/new)."
+  },
+  "MCPSessionAddResult": {
+   "properties": {
+    "servers": {
+     "items": {
+      "$ref": "#/$defs/MCPServer"
+     },
+     "type": "array",
+     "description": "Servers are the session's servers, in the order given: connected (or\nfailed) when the project remembers their trust, else untrusted."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "servers"
+   ],
+   "description": "MCPSessionAddResult is the result of mcp.sessionAdd."
+  },
+  "MCPSessionTrustParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "name": {
+     "type": "string"
+    },
+    "hash": {
+     "type": "string",
+     "description": "Hash is the one the trust card showed."
+    },
+    "remember": {
+     "type": "boolean",
+     "description": "Remember keeps the approval of this hash for the session's project\n(later sessions with the same config do not ask); false trusts it for\nthis session only."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "name",
+    "hash"
+   ],
+   "description": "MCPSessionTrustParams are the params of mcp.sessionTrust."
   },
   "MCPStatusNotification": {
    "properties": {

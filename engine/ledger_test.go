@@ -124,3 +124,32 @@ func TestTurnEndWaitsForTools(t *testing.T) {
 		require.Equal(t, engine.ToolOK, find[engine.ToolFinishedData](evs)[0].Status, "it ran to its end: its real result is kept")
 	})
 }
+
+// TestSuspendRecordsNothingMore: a turn suspended while it waits for an
+// approval (the sidecar shuts down) emits nothing more and leaves its call
+// unanswered in the history, so that a resume after the restart runs it.
+func TestSuspendRecordsNothingMore(t *testing.T) {
+	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", `{}`)}})
+	asked := make(chan struct{})
+	r.eng.SetApprover(func(ctx context.Context, _ permission.Request) (permission.Outcome, error) {
+		close(asked)
+		<-ctx.Done()
+		return permission.OutcomeDeny, ctx.Err()
+	})
+	go func() {
+		<-asked
+		r.eng.Suspend()
+	}()
+	var after []engine.EventType
+	seen := false
+	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
+		if seen {
+			after = append(after, ev.Type)
+		}
+		seen = seen || ev.Type == engine.EventPermissionRequired
+	}
+	require.True(t, seen)
+	require.Empty(t, after, "nothing is emitted after the suspension")
+	require.Zero(t, r.calls.Load())
+	require.True(t, r.eng.Resumable(), "the call is still unanswered")
+}

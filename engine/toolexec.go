@@ -343,6 +343,9 @@ func (t *turn) finish(st *callState, status, reason string, output *string) {
 		output = errorJSON("interrupted by the user before it ran", "interrupted")
 	}
 	st.output = *output
+	if r, _ := t.stopState(); r == stopSuspended {
+		return // a suspended turn leaves its calls unanswered: a resume runs them
+	}
 	t.e.appendMessage(llm.Message{Role: llm.RoleTool, ToolCallID: st.call.ID, Name: st.call.Name, Content: st.output})
 	var dur int64
 	if !st.started.IsZero() {

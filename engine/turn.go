@@ -210,9 +210,13 @@ func (t *turn) guarded(body func(t *turn) string) (status string) {
 // emit delivers an event to the hook and the consumer. It reports false once
 // the consumer is gone (it broke out of the loop); the turn then stops.
 func (t *turn) emit(ev Event) bool {
+	r, _ := t.stopState()
+	if r == stopSuspended {
+		return false // nothing more is recorded: the turn stays resumable where it stopped
+	}
 	dispatch(t.e.hook, ev)
-	if r, _ := t.stopState(); r == stopGone {
-		return false
+	if r == stopGone {
+		return false // nobody pulls
 	}
 	t.inYield = true
 	ok := t.yield(ev)

@@ -68,9 +68,7 @@ func TestE2EIgnoreBombIsBounded(t *testing.T) {
 }
 
 // TestE2EInterruptStopsTheWalk (item 6): a turn interrupted while grep
-// walks a large tree ends interrupted, and grep itself returned on the
-// cancel ("interrupted by the user"), not abandoned by the engine after its
-// grace ("… before it ran"). The tree starts with a directory whose
+// walks a large tree ends interrupted, and each grep's result says so. The tree starts with a directory whose
 // .gitignore is 1 MiB of patterns, which an unbounded walker spends seconds
 // on before it looks at its context again.
 func TestE2EInterruptStopsTheWalk(t *testing.T) {
@@ -102,9 +100,12 @@ func TestE2EInterruptStopsTheWalk(t *testing.T) {
 	fin := ofType(evs, "tool_finished")
 	require.Len(t, fin, 2)
 	for _, ev := range fin {
+		// A grep that ran returned on the cancel; one whose start the
+		// interrupt overtook never ran ("… before it ran"). The engine
+		// never abandons a running tool any more (TestTurnEndWaitsForTools);
+		// that grep's walk stops on the cancel is counted in tools/search.
 		d := dataOf(t, ev)
 		require.Equal(t, "interrupted", d["status"], d["result_preview"])
 		require.Contains(t, d["result_preview"], "interrupted by the user")
-		require.NotContains(t, d["result_preview"], "before it ran", "the engine gave up waiting for grep")
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs"
 	"github.com/zqagent/sidecar/tools/fs/textdiff"
 )

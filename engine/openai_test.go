@@ -14,11 +14,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // fakeOpenAI is a real HTTP server speaking both OpenAI streaming formats.

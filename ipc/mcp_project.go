@@ -8,12 +8,12 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // MCP per project (issue 8): project.open creates the project's

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/gitenv"
+	"github.com/zqagent/sidecar/proc"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/proc"
 )
 
 // worktree.*: git worktrees for agents that work in parallel, one work

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/mcp/ocr"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // BuiltinContext is what the in-process presets (OCR) need from the project.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 func TestBuiltinOCRInProcess(t *testing.T) {

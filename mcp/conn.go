@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // conn is one live connection to a server.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // fileForm is how a config file lists its servers; SaveConfigFile keeps it.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // Trust of a server config, reported in Status.Trust. A project's

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 // Grants are what the user allowed a session during its turns: "always"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
-	"github.com/zqagent/sidecar/tools/confine"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/proc"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
-	"github.com/zqagent/sidecar/tools/proc"
 )
 
 // resolveCwd returns the real paths of the project and of cwd, which must be

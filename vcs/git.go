@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/gitenv"
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // Identity of every snapshot commit; it never comes from the user's config.

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // RestoreOptions narrows a restore.

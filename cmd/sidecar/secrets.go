@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/keychain"
+	procenv "github.com/zqagent/sidecar/proc"
 	"github.com/zqagent/sidecar/protocol"
-	procenv "github.com/zqagent/sidecar/tools/proc"
 )
 
 // Secrets reach the sidecar in one of two ways, and end up in memory only:

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/sandbox"
 )
 

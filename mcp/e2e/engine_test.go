@@ -15,13 +15,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/mcp"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -13,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/zqagent/sidecar/tools/confine"
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/proc"
 )
 
 //go:embed recognize.md

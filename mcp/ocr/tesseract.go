@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // maxPages bounds how many PDF pages are rasterized.

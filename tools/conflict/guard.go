@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // Guard remembers what one session last read or wrote, per file.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
 )
 

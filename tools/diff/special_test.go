@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 // TestPatchFIFO: a patch on a FIFO (no writer: a blocking open would hang

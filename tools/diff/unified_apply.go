@@ -6,7 +6,7 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
 )
 

@@ -1,5 +1,5 @@
 // Package fs owns the file tools: read_file, list_files, write_file and
-// replace_in_file. Every path goes through tools/confine: the tool resolves
+// replace_in_file. Every path goes through package confine: the tool resolves
 // the path against the session's Workspace, then does each read, create,
 // rename or remove through the *os.Root that Workspace.Open returns, so that
 // neither "..", an absolute path, nor a symlink (even one swapped in after the

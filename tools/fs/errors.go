@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // Sentinels of the file tools. Handlers return them wrapped in a

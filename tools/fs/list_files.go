@@ -13,9 +13,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 

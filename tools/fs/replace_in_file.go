@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/fs/textdiff"
 )

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/fs/textdiff"
 )

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // TestGitStaysInWorkspace: a workspace whose repository is someone else's

@@ -34,10 +34,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/gitenv"
+	"github.com/zqagent/sidecar/proc"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
-	"github.com/zqagent/sidecar/tools/proc"
 )
 
 // Limits of one git call.

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"go.uber.org/goleak"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // TestRequestDirectoryThroughSymlink: the repo's docs -> ../private link.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // NormalizeAttachments validates user uploads and returns them in canonical

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 // TestMediaFIFO: media and stored attachments refuse a FIFO (no writer:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 // benchPatterns are the patterns compared with ripgrep (see bench_rg.sh).

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 

@@ -25,9 +25,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 //go:embed grep.md

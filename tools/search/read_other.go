@@ -3,7 +3,7 @@
 package search
 
 import (
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore"
 )
 

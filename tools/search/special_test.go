@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // TestGrepFIFO: a FIFO in the repository, even one named .gitignore, never

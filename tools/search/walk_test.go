@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools/fs/ignore/ignoretest"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 // TestRunShellIgnoresSHELL: with $SHELL naming a fish-like program that

@@ -4,7 +4,7 @@
 // Every command runs through one fixed shell, Interpreter() (/bin/bash,
 // else /bin/sh; never $SHELL; PowerShell or cmd on Windows), whose grammar
 // Variant() names for the permission engine's parser. It runs in its own
-// process group (tools/proc), with the sanitized environment of proc.Env and
+// process group (package proc), with the sanitized environment of proc.Env and
 // a working directory confined to the workspace. A command the user did not
 // approve (tools.UserApproved is false: allowlisted, granted, or allowed by
 // the mode) also gets gitenv's inert git environment; an approved one runs
@@ -38,10 +38,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/gitenv"
+	"github.com/zqagent/sidecar/proc"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
-	"github.com/zqagent/sidecar/tools/proc"
 )
 
 // Defaults of Options.

@@ -16,8 +16,8 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/confine"
 )
 
 type fixture struct {

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zqagent/sidecar/tools/proc"
+	"github.com/zqagent/sidecar/proc"
 )
 
 // endReason says why a task ended before its command finished on its own.

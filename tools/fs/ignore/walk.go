@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/zqagent/sidecar/tools/confine"
+	"github.com/zqagent/sidecar/confine"
 )
 
 // Bounds of one walk, over all the ignore files it loads. Patterns that

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/acp"
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/ipc/client"
-	"github.com/zqagent/sidecar/tools/fs"
 )
 
 // endpointFile is where the data dir's owner publishes its WebSocket for
@@ -66,8 +66,7 @@ func publishEndpointFor(dataDir string, port int, tok string, handover bool) (fu
 		return nil, fmt.Errorf("endpoint file: %w", err)
 	}
 	defer root.Close()
-	_ = root.Remove(endpointFile) // a new file gets 0600; WriteAtomic keeps an old one's mode
-	if err := fs.WriteAtomic(root, endpointFile, data, 0o600); err != nil {
+	if err := atomicfile.Write(root, endpointFile, data, 0o600, atomicfile.SetMode); err != nil {
 		return nil, fmt.Errorf("endpoint file: %w", err)
 	}
 	path := filepath.Join(dataDir, endpointFile)

@@ -44,7 +44,7 @@ type AskResult struct {
 }
 
 // RegisterAskTool registers ask_user, answered by h.AskUser.
-func RegisterAskTool(reg *tools.Registry, h Handlers) {
+func RegisterAskTool(reg *tools.Registry, h tools.Interactor) {
 	reg.MustRegister(tools.Spec{
 		Name:   "ask_user",
 		Schema: schema("ask_user", askUserDescription, askUserParams),
@@ -73,13 +73,13 @@ func RegisterAskTool(reg *tools.Registry, h Handlers) {
 // question validates and normalizes the model's arguments: trimmed
 // question, non-empty unique options, free text allowed unless turned off
 // (and always when there are no options, or nobody could answer).
-func (a askArgs) question() (Question, error) {
-	q := Question{Question: strings.TrimSpace(a.Question), Multi: a.Multi, AllowText: true}
+func (a askArgs) question() (tools.Question, error) {
+	q := tools.Question{Question: strings.TrimSpace(a.Question), Multi: a.Multi, AllowText: true}
 	if q.Question == "" {
-		return Question{}, fmt.Errorf("%w: question is required", tools.ErrInvalidArgs)
+		return tools.Question{}, fmt.Errorf("%w: question is required", tools.ErrInvalidArgs)
 	}
 	if len(q.Question) > maxQuestionLength {
-		return Question{}, fmt.Errorf("%w: question is longer than %d characters", tools.ErrInvalidArgs, maxQuestionLength)
+		return tools.Question{}, fmt.Errorf("%w: question is longer than %d characters", tools.ErrInvalidArgs, maxQuestionLength)
 	}
 	seen := map[string]bool{}
 	q.Options = []string{}
@@ -92,7 +92,7 @@ func (a askArgs) question() (Question, error) {
 		q.Options = append(q.Options, o)
 	}
 	if len(q.Options) > maxOptions {
-		return Question{}, fmt.Errorf("%w: %d options, at most %d", tools.ErrInvalidArgs, len(q.Options), maxOptions)
+		return tools.Question{}, fmt.Errorf("%w: %d options, at most %d", tools.ErrInvalidArgs, len(q.Options), maxOptions)
 	}
 	if a.AllowText != nil && !*a.AllowText && len(q.Options) > 0 {
 		q.AllowText = false

@@ -42,7 +42,7 @@ type planArgs struct {
 }
 
 // RegisterPlanTool registers propose_plan, answered by h.ProposePlan.
-func RegisterPlanTool(reg *tools.Registry, h Handlers) {
+func RegisterPlanTool(reg *tools.Registry, h tools.Interactor) {
 	reg.MustRegister(tools.Spec{
 		Name:   "propose_plan",
 		Schema: schema("propose_plan", proposePlanDescription, proposePlanParams),
@@ -62,7 +62,7 @@ func RegisterPlanTool(reg *tools.Registry, h Handlers) {
 			if h == nil {
 				return nil, noHandler("propose_plan")
 			}
-			ans, err := h.ProposePlan(ctx, call.ID, Plan{Plan: plan})
+			ans, err := h.ProposePlan(ctx, call.ID, tools.Plan{Plan: plan})
 			if err != nil {
 				return nil, fmt.Errorf("propose_plan: %w", err)
 			}

@@ -12,18 +12,6 @@ import (
 //go:embed ask_user.md
 var askUserDescription string
 
-const askUserParams = `{
-  "type": "object",
-  "properties": {
-    "question": {"type": "string", "description": "The question for the user."},
-    "options": {"type": "array", "items": {"type": "string"}, "description": "Suggested answers to pick from."},
-    "allow_text": {"type": "boolean", "description": "Whether the user may type a free answer (default true)."},
-    "multi": {"type": "boolean", "description": "Whether several options may be picked (default false)."}
-  },
-  "required": ["question"],
-  "additionalProperties": false
-}`
-
 // Limits of a question.
 const (
 	maxOptions        = 20
@@ -31,10 +19,10 @@ const (
 )
 
 type askArgs struct {
-	Question  string   `json:"question"`
-	Options   []string `json:"options"`
-	AllowText *bool    `json:"allow_text"`
-	Multi     bool     `json:"multi"`
+	Question  string   `json:"question" jsonschema:"required" jsonschema_description:"The question for the user."`
+	Options   []string `json:"options" jsonschema_description:"Suggested answers to pick from."`
+	AllowText *bool    `json:"allow_text" jsonschema_description:"Whether the user may type a free answer (default true)."`
+	Multi     bool     `json:"multi" jsonschema_description:"Whether several options may be picked (default false)."`
 }
 
 // AskResult is what ask_user returns to the model.
@@ -47,7 +35,7 @@ type AskResult struct {
 func RegisterAskTool(reg *tools.Registry, h tools.Interactor) {
 	reg.MustRegister(tools.Spec{
 		Name:   "ask_user",
-		Schema: schema("ask_user", askUserDescription, askUserParams),
+		Schema: schema("ask_user", askUserDescription, tools.ParamsOf[askArgs]()),
 		Meta:   interactiveMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			var a askArgs

@@ -15,11 +15,11 @@ var interactiveMeta = tools.Metadata{
 	Capabilities: []string{"interactive"},
 }
 
-func schema(name, description, params string) llm.ToolSchema {
+func schema(name, description string, params json.RawMessage) llm.ToolSchema {
 	return llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 		Name:        name,
 		Description: strings.TrimSpace(description),
-		Parameters:  json.RawMessage(params),
+		Parameters:  params,
 	}}
 }
 

@@ -15,21 +15,10 @@ import (
 //go:embed request_directory.md
 var requestDirectoryDescription string
 
-const requestDirectoryParams = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The directory to access (absolute, or relative to the workspace root)."},
-    "reason": {"type": "string", "description": "Why access is needed."},
-    "writable": {"type": "boolean", "description": "Whether write access is needed (default false)."}
-  },
-  "required": ["path", "reason"],
-  "additionalProperties": false
-}`
-
 type dirArgs struct {
-	Path     string `json:"path"`
-	Reason   string `json:"reason"`
-	Writable bool   `json:"writable"`
+	Path     string `json:"path" jsonschema:"required" jsonschema_description:"The directory to access (absolute, or relative to the workspace root)."`
+	Reason   string `json:"reason" jsonschema:"required" jsonschema_description:"Why access is needed."`
+	Writable bool   `json:"writable" jsonschema_description:"Whether write access is needed (default false)."`
 }
 
 // DirResult is what request_directory returns to the model.
@@ -45,7 +34,7 @@ type DirResult struct {
 func RegisterDirectoryTool(reg *tools.Registry, h tools.Interactor, ws *confine.Workspace) {
 	reg.MustRegister(tools.Spec{
 		Name:   "request_directory",
-		Schema: schema("request_directory", requestDirectoryDescription, requestDirectoryParams),
+		Schema: schema("request_directory", requestDirectoryDescription, tools.ParamsOf[dirArgs]()),
 		Meta:   interactiveMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			return requestDirectory(ctx, call, h, ws)

@@ -72,5 +72,9 @@ type VCSRestoreResult struct {
 	Overwritten []string `json:"overwritten"`
 	Deleted     []string `json:"deleted"`
 	Missing     []string `json:"missing"`
-	DryRun      bool     `json:"dryRun"`
+	// Skipped are files left alone because a snapshot left them out (too
+	// large or binary): one now is not overwritten, one the turn's
+	// snapshot left out is not deleted.
+	Skipped []string `json:"skipped"`
+	DryRun  bool     `json:"dryRun"`
 }

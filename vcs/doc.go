@@ -33,6 +33,24 @@
 // snapshot; every snapshot's parent is the one before it, so a turn's commit
 // diffed against its parent is exactly that turn's change.
 //
+// Snapshot storage is bounded per repository (Limits, one per project):
+// a file over Limits.MaxFileBytes, or a binary one over
+// Limits.MaxBinaryBytes, is left out of snapshots (kept out of the
+// private index through the session's exclude file) and listed in the
+// turn (Turn.Omitted); a restore never overwrites or deletes such a file.
+// After each snapshot, when the storage (ProjectUsage) is over
+// Limits.CapBytes, the oldest turns of all the repository's sessions
+// expire down to 90% of the cap: their refs go, a record of them (a blob
+// under <AgentRef>/expired, changed in the same ref transaction) keeps
+// them listed with Turn.Expired, and each session's chain is cut before
+// its oldest kept turn's pre-turn snapshot by writing the kept commits
+// again (their ids change). A shadow repository then prunes what no ref
+// and no session index reaches; a native one is the user's repository,
+// which the sidecar never prunes: its own git gc frees those objects, and
+// ProjectUsage counts only what the agent refs alone reach. Forget frees a
+// shadow session's objects at once. Collection holds the repository's
+// lock exclusively (every other operation holds it shared).
+//
 // Every git call is an argv list run without a shell, with gitenv's inert
 // environment (no inherited GIT_* variables, no system or global config, no
 // hooks, filters, fsmonitor, pager or signing program of the repository's)

@@ -65,6 +65,9 @@ type Config struct {
 	// it (gitenv.OpenConfirmed), limited to the workspace folder. nil: the
 	// workspace's own .git only.
 	Confirmed *gitenv.Candidate `json:"confirmed,omitempty"`
+	// Limits bound the project's snapshot storage; zero members take the
+	// defaults.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // ShadowGitDir is the shadow repository of workspace (an absolute path with
@@ -93,6 +96,8 @@ type Plan struct {
 	// Confirmed is the confirmed repository native mode uses
 	// (Config.Confirmed); nil for the workspace's own .git and shadow.
 	Confirmed *gitenv.Candidate `json:"confirmed,omitempty"`
+	// Limits are Config.Limits.
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // workTree is the work tree git runs with: the workspace, or a confirmed
@@ -145,7 +150,7 @@ func (p Plan) IndexPath(sessionID string) string {
 // workspace (gitenv.Open); auto mode then falls back to shadow. It runs git
 // to read the repository's config but writes nothing.
 func ResolvePlan(ctx context.Context, workspace string, cfg Config) Plan {
-	p := Plan{Requested: cfg.Mode, Mode: ModeOff}
+	p := Plan{Requested: cfg.Mode, Mode: ModeOff, Limits: cfg.Limits}
 	if p.Requested == "" {
 		p.Requested = ModeOff
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,6 +44,11 @@ type RestoreResult struct {
 	// Missing are requested paths found neither in the turn's snapshot nor
 	// in the workspace.
 	Missing []string `json:"missing"`
+	// Skipped are files left alone because a snapshot left them out
+	// (Limits: too large or binary): one now, whose content no snapshot
+	// holds, is not overwritten, and one the turn's snapshot left out is
+	// not deleted.
+	Skipped []string `json:"skipped"`
 	// DryRun is set when nothing was changed.
 	DryRun bool `json:"dryRun"`
 }
@@ -65,10 +71,24 @@ type change struct {
 // Ignored and excluded files (.agent/, node_modules/, .gitignore'd) are never
 // touched. Before changing anything it records the current state as an
 // unnumbered snapshot, so what the restore overwrites or deletes stays in the
-// session's history. Paths that leave the workspace, lexically or through a
+// session's history. A turn whose snapshot expired is refused with
+// ErrTurnExpired. Files a snapshot left out (Limits) are left alone
+// (RestoreResult.Skipped). Paths that leave the workspace, lexically or through a
 // symlink, are refused with an error wrapping tools.ErrOutsideWorkspace.
 func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions) (RestoreResult, error) {
-	res := RestoreResult{Restored: []string{}, Overwritten: []string{}, Deleted: []string{}, Missing: []string{}, DryRun: opts.DryRun}
+	res, err := s.restoreTurn(ctx, n, opts)
+	if err == nil && !opts.DryRun {
+		// The snapshot taken before the restore may put the project over
+		// its cap; the restore itself is done either way.
+		if err := s.collect(ctx); err != nil {
+			slog.Warn("vcs collect after restore", "session", s.id, "err", err)
+		}
+	}
+	return res, err
+}
+
+func (s *SessionVCS) restoreTurn(ctx context.Context, n int, opts RestoreOptions) (RestoreResult, error) {
+	res := RestoreResult{Restored: []string{}, Overwritten: []string{}, Deleted: []string{}, Missing: []string{}, Skipped: []string{}, DryRun: opts.DryRun}
 	if !s.Enabled() {
 		return res, ErrDisabled
 	}
@@ -76,8 +96,7 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
 	}
@@ -85,11 +104,14 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
 	}
-	var cur string
+	var (
+		cur     string
+		omitted []OmittedFile
+	)
 	if opts.DryRun {
-		cur, err = s.snapshotLocked(ctx)
+		cur, omitted, err = s.snapshotLocked(ctx)
 	} else {
-		cur, err = s.baseLocked(ctx, fmt.Sprintf("snapshot before restoring turn %d", n), "restore")
+		cur, omitted, err = s.baseLocked(ctx, fmt.Sprintf("snapshot before restoring turn %d", n), "restore")
 	}
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
@@ -103,6 +125,19 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 			return res, fmt.Errorf("restore turn %d: %w", n, err)
 		}
 	}
+	body, err := s.git().output(ctx, nil, "cat-file", "commit", target)
+	if err != nil {
+		return res, fmt.Errorf("restore turn %d: %w", n, err)
+	}
+	leftOut := map[string]bool{} // omitted now: never overwritten
+	for _, o := range omitted {
+		leftOut[o.Path] = true
+	}
+	wasLeftOut := map[string]bool{} // omitted by the turn: never deleted
+	targetOmitted, more := parseOmitted(string(body))
+	for _, o := range targetOmitted {
+		wasLeftOut[o.Path] = true
+	}
 	root, err := os.OpenRoot(s.plan.Workspace)
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
@@ -113,6 +148,8 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 		switch {
 		case c.mode == gitlinkMode || c.curMode == gitlinkMode:
 			continue
+		case leftOut[c.path] || c.status == 'D' && (wasLeftOut[c.path] || more > 0):
+			res.Skipped = append(res.Skipped, c.path)
 		case c.status == 'D':
 			deletes = append(deletes, c)
 			res.Deleted = append(res.Deleted, c.path)
@@ -128,6 +165,7 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 	slices.Sort(res.Overwritten)
 	slices.Sort(res.Deleted)
 	slices.Sort(res.Missing)
+	slices.Sort(res.Skipped)
 	if opts.DryRun {
 		return res, nil
 	}

@@ -48,6 +48,7 @@ func TestRestoreWholeTurn(t *testing.T) {
 				Overwritten: []string{"a.txt"},
 				Deleted:     []string{"c.txt", "dir/new/x.txt"},
 				Missing:     []string{},
+				Skipped:     []string{},
 			}, res)
 			require.Equal(t, "a1\n", readT(t, ws, "a.txt"))
 			require.Equal(t, "b1\n", readT(t, ws, "b.txt"))
@@ -80,6 +81,7 @@ func TestRestoreSomePaths(t *testing.T) {
 		Overwritten: []string{"a.txt"},
 		Deleted:     []string{"c.txt"},
 		Missing:     []string{"nope.txt"},
+		Skipped:     []string{},
 	}, res)
 	require.Equal(t, "a1\n", readT(t, ws, "a.txt"))
 	require.False(t, existsT(ws, "b.txt"), "b.txt was not asked for")

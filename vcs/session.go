@@ -49,13 +49,14 @@ type SessionVCS struct {
 	id   string
 	now  func() time.Time
 	st   *sessionState // shared by all SessionVCS of this repository and session
+	repo *repoState    // shared by all SessionVCS of this repository
 }
 
 // NewSession returns the tracker of session sessionID under plan. It does no
 // I/O: the repository is prepared and the refs read on first use, so a
 // session resumed after a restart continues its numbering.
 func NewSession(plan Plan, sessionID string) *SessionVCS {
-	s := &SessionVCS{plan: plan, id: sessionID, now: time.Now, st: new(sessionState)}
+	s := &SessionVCS{plan: plan, id: sessionID, now: time.Now, st: new(sessionState), repo: repoLocks(plan)}
 	if plan.Enabled() {
 		st, _ := sessions.LoadOrStore(plan.GitDir+"\x00"+refComponent(sessionID), s.st)
 		s.st = st.(*sessionState)
@@ -119,42 +120,54 @@ func (s *SessionVCS) snapshotGit(ctx context.Context) (*runner, error) {
 // BeginTurn snapshots the workspace before a turn, so that the turn's own
 // changes are what CommitTurn records. When the workspace changed since the
 // last snapshot (the first turn, or edits made outside the agent) it records
-// an unnumbered base snapshot. It does nothing when tracking is off.
+// an unnumbered base snapshot. It does nothing when tracking is off. When
+// the project's snapshot storage is then over its cap, the oldest turns
+// expire (collect).
 func (s *SessionVCS) BeginTurn(ctx context.Context) error {
 	if !s.Enabled() {
 		return nil
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	if err := s.beginTurn(ctx); err != nil {
+		return err
+	}
+	if err := s.collect(ctx); err != nil {
+		return fmt.Errorf("begin turn: %w", err)
+	}
+	return nil
+}
+
+func (s *SessionVCS) beginTurn(ctx context.Context) error {
+	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return fmt.Errorf("begin turn: %w", err)
 	}
-	if _, err := s.baseLocked(ctx, "snapshot before a turn", "base"); err != nil {
+	if _, _, err := s.baseLocked(ctx, "snapshot before a turn", "base"); err != nil {
 		return fmt.Errorf("begin turn: %w", err)
 	}
 	return nil
 }
 
 // baseLocked snapshots the workspace and, when it differs from head, records
-// it as an unnumbered snapshot. It returns the workspace's tree.
-func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (string, error) {
-	tree, err := s.snapshotLocked(ctx)
+// it as an unnumbered snapshot. It returns the workspace's tree and the
+// files the snapshot left out.
+func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (string, []OmittedFile, error) {
+	tree, omitted, err := s.snapshotLocked(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if s.st.head != "" && tree == s.st.headTree {
-		return tree, nil
+		return tree, omitted, nil
 	}
-	msg := message(subject, s.id, "Agent-Kind: "+kind)
+	msg := message(subject, s.id, append([]string{"Agent-Kind: " + kind}, omittedTrailers(omitted)...)...)
 	commit, err := s.commitLocked(ctx, tree, msg)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := s.updateRefsLocked(ctx, s.headUpdate(commit)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	s.st.head, s.st.headTree = commit, tree
-	return tree, nil
+	return tree, omitted, nil
 }
 
 // CommitTurn snapshots the workspace after a turn. When something changed
@@ -162,17 +175,29 @@ func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (stri
 // refs/agent/<session>/turns/<n>; a turn that changed nothing gets no number.
 // status is the turn's end status ("completed", "interrupted", ...). Without
 // a previous snapshot (no BeginTurn ever) the whole workspace counts as the
-// turn's change. It does nothing when tracking is off.
+// turn's change. Files over the Limits are left out and listed in the
+// turn (Turn.Omitted). When the project's snapshot storage is then over
+// its cap, the oldest turns expire (collect). It does nothing when
+// tracking is off.
 func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
 	if !s.Enabled() {
 		return nil
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	if err := s.commitTurn(ctx, status); err != nil {
+		return err
+	}
+	if err := s.collect(ctx); err != nil {
+		return fmt.Errorf("commit turn: %w", err)
+	}
+	return nil
+}
+
+func (s *SessionVCS) commitTurn(ctx context.Context, status string) error {
+	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return fmt.Errorf("commit turn: %w", err)
 	}
-	tree, err := s.snapshotLocked(ctx)
+	tree, omitted, err := s.snapshotLocked(ctx)
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)
 	}
@@ -181,8 +206,8 @@ func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
 	}
 	n := s.st.last + 1
 	status = oneLine(status)
-	msg := message(fmt.Sprintf("turn %d: %s", n, status), s.id,
-		"Agent-Kind: turn", fmt.Sprintf("Agent-Turn: %d", n), "Agent-Status: "+status)
+	msg := message(fmt.Sprintf("turn %d: %s", n, status), s.id, append([]string{
+		"Agent-Kind: turn", fmt.Sprintf("Agent-Turn: %d", n), "Agent-Status: " + status}, omittedTrailers(omitted)...)...)
 	commit, err := s.commitLocked(ctx, tree, msg)
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)
@@ -194,15 +219,25 @@ func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
 	return nil
 }
 
-// Forget deletes the session's refs and private index. Files in the
-// workspace are not touched; the snapshot objects become unreachable and git
-// may collect them later.
+// Forget deletes the session's refs, private index and exclude file. Files
+// in the workspace are not touched. The snapshot objects become
+// unreachable: a shadow repository frees them at once, a native one's own
+// git gc later (the sidecar never prunes the user's repository).
 func (s *SessionVCS) Forget(ctx context.Context) error {
 	if !s.Enabled() {
 		return nil
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	if err := s.forget(ctx); err != nil {
+		return err
+	}
+	if err := s.free(ctx); err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	return nil
+}
+
+func (s *SessionVCS) forget(ctx context.Context) error {
+	defer s.lock()()
 	if s.plan.Mode == ModeShadow {
 		if _, err := os.Stat(filepath.Join(s.plan.GitDir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 			return nil // no shadow repository, nothing to forget
@@ -224,7 +259,7 @@ func (s *SessionVCS) Forget(ctx context.Context) error {
 			return fmt.Errorf("forget: %w", err)
 		}
 	}
-	if err := s.removeIndex(); err != nil {
+	if err := s.removePrivate(filepath.Base(s.plan.IndexPath(s.id)), "exclude-"+refComponent(s.id)); err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
 	s.st.loaded, s.st.head, s.st.headTree, s.st.last = false, "", "", 0
@@ -269,7 +304,7 @@ func (s *SessionVCS) ensureLocked(ctx context.Context) error {
 	}
 	defer dir.Close()
 	if cur, err := readPrivate(dir, "exclude"); err != nil || string(cur) != excludeRules {
-		if err := atomicfile.Write(dir, "exclude", []byte(excludeRules), 0o644, atomicfile.SetMode); err != nil {
+		if err := writePrivate(dir, "exclude", []byte(excludeRules)); err != nil {
 			return fmt.Errorf("vcs exclude file: %w", err)
 		}
 	}
@@ -308,17 +343,25 @@ func (s *SessionVCS) openPrivate() (*os.Root, error) {
 	return dir, nil
 }
 
-// removeIndex removes the session's private index file, following no link.
-func (s *SessionVCS) removeIndex() error {
+// removePrivate removes the files names of the private folder, following
+// no link.
+func (s *SessionVCS) removePrivate(names ...string) error {
 	dir, err := s.openPrivate()
 	if err != nil {
 		return err
 	}
 	defer dir.Close()
-	if err := dir.Remove(filepath.Base(s.plan.IndexPath(s.id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	for _, name := range names {
+		if err := dir.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
 	}
 	return nil
+}
+
+// writePrivate writes the file name of the private folder dir atomically.
+func writePrivate(dir *os.Root, name string, data []byte) error {
+	return atomicfile.Write(dir, name, data, 0o644, atomicfile.SetMode)
 }
 
 // readPrivate reads the regular file name of the private folder dir,
@@ -397,6 +440,12 @@ func (s *SessionVCS) loadLocked(ctx context.Context) error {
 			s.st.head, s.st.headTree = r.oid, r.tree
 		} else if n, ok := turnNumberIn(s.ns(), r.name); ok && n > s.st.last {
 			s.st.last = n
+		} else if r.name == expiredRef(s.ns()) {
+			rec, err := readExpired(ctx, s.git(), r.oid)
+			if err != nil {
+				return err
+			}
+			s.st.last = max(s.st.last, rec.Last)
 		}
 	}
 	s.st.loaded = true
@@ -404,22 +453,43 @@ func (s *SessionVCS) loadLocked(ctx context.Context) error {
 }
 
 // snapshotLocked stages the whole workspace into the private index (git add
-// -A semantics: untracked files included, ignored and excluded ones not)
-// and returns its tree.
-func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
+// -A semantics: untracked files included, ignored and excluded ones not,
+// nor those over the Limits) and returns its tree and the files it left
+// out.
+func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, []OmittedFile, error) {
+	tree, omitted, err := s.snapshotTreeLocked(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return tree, omitted, nil
+}
+
+func (s *SessionVCS) snapshotTreeLocked(ctx context.Context) (string, []OmittedFile, error) {
 	g, err := s.snapshotGit(ctx)
 	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return "", nil, err
 	}
 	if err := dropGitlinks(ctx, g); err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return "", nil, err
+	}
+	root, err := os.OpenRoot(s.plan.Workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	defer root.Close()
+	omitted, err := s.omittedLocked(ctx, g, root)
+	if err != nil {
+		return "", nil, err
+	}
+	if g.excludes, err = s.leaveOutLocked(ctx, g, omitted); err != nil {
+		return "", nil, err
 	}
 	if _, err := g.output(ctx, nil, "add", "--all", "--ignore-errors", "--", "."); err != nil {
 		// Unreadable files (say, root-owned build output) are left out of
 		// the snapshot rather than stopping tracking altogether.
 		var ge *gitError
 		if !errors.As(err, &ge) || strings.Contains(ge.stderr, "fatal:") || !strings.Contains(ge.stderr, "unable to index file") {
-			return "", fmt.Errorf("snapshot: %w", err)
+			return "", nil, err
 		}
 		slog.Warn("vcs snapshot skipped unreadable files", "session", s.id, "err", ge.stderr)
 	}
@@ -429,9 +499,9 @@ func (s *SessionVCS) snapshotLocked(ctx context.Context) (string, error) {
 	}
 	tree, err := g.trimmed(ctx, args...)
 	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		return "", nil, err
 	}
-	return tree, nil
+	return tree, omitted, nil
 }
 
 // commitLocked writes a commit of tree whose parent is head.

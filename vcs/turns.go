@@ -31,16 +31,26 @@ type Turn struct {
 	Time time.Time `json:"time"`
 	// Files are the turn's changes.
 	Files []FileChange `json:"files"`
+	// MoreFiles counts the changes of an expired turn not kept in Files.
+	MoreFiles int `json:"moreFiles,omitempty"`
+	// Omitted are the files the turn's snapshot left out (Limits), and
+	// OmittedMore counts those not listed.
+	Omitted     []OmittedFile `json:"omitted,omitempty"`
+	OmittedMore int           `json:"omittedMore,omitempty"`
+	// Expired is set when the turn's snapshot was collected to keep the
+	// project's storage under its cap: it can no longer be diffed or
+	// restored.
+	Expired bool `json:"expired,omitempty"`
 }
 
-// ListTurns returns the turns that changed something, oldest first. With
-// tracking off it returns an empty list.
+// ListTurns returns the turns that changed something, oldest first,
+// expired ones included (Turn.Expired). With tracking off it returns an
+// empty list.
 func (s *SessionVCS) ListTurns(ctx context.Context) ([]Turn, error) {
 	if !s.Enabled() {
 		return []Turn{}, nil
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return nil, fmt.Errorf("list turns: %w", err)
 	}
@@ -52,18 +62,36 @@ func (s *SessionVCS) ListTurns(ctx context.Context) ([]Turn, error) {
 		return nil, fmt.Errorf("list turns: %w", err)
 	}
 	turns := parseTurnRefs(s.ns(), string(out))
+	if err := addFiles(ctx, g, turns); err != nil {
+		return nil, fmt.Errorf("list turns: %w", err)
+	}
+	rec, err := s.expiredLocked(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list turns: %w", err)
+	}
+	turns = append(rec.Turns, turns...)
+	sort.SliceStable(turns, func(a, b int) bool { return turns[a].Number < turns[b].Number })
+	if turns == nil {
+		turns = []Turn{}
+	}
+	return turns, nil
+}
+
+// addFiles fills in the Files of turns from one diff-tree of their
+// commits against their parents.
+func addFiles(ctx context.Context, g *runner, turns []Turn) error {
 	if len(turns) == 0 {
-		return []Turn{}, nil
+		return nil
 	}
 	var in strings.Builder
 	for _, t := range turns {
 		in.WriteString(t.Commit)
 		in.WriteByte('\n')
 	}
-	out, err = g.output(ctx, strings.NewReader(in.String()),
+	out, err := g.output(ctx, strings.NewReader(in.String()),
 		"diff-tree", "--stdin", "-r", "-z", "--root", "--name-status", "-M", "--no-ext-diff")
 	if err != nil {
-		return nil, fmt.Errorf("list turns: %w", err)
+		return err
 	}
 	files := parseDiffTree(string(out))
 	for i := range turns {
@@ -72,7 +100,7 @@ func (s *SessionVCS) ListTurns(ctx context.Context) ([]Turn, error) {
 			turns[i].Files = []FileChange{}
 		}
 	}
-	return turns, nil
+	return nil
 }
 
 // parseTurnRefs parses for-each-ref records of
@@ -96,6 +124,7 @@ func parseTurnRefs(ns, out string) []Turn {
 				t.Status = strings.TrimSpace(v)
 			}
 		}
+		t.Omitted, t.OmittedMore = parseOmitted(f[i+3])
 		turns = append(turns, t)
 	}
 	sort.Slice(turns, func(a, b int) bool { return turns[a].Number < turns[b].Number })
@@ -180,14 +209,14 @@ func isHex(s string) bool {
 }
 
 // DiffTurn returns turn n's change as a patch (git show --patch, without the
-// commit header). Returns ErrTurnNotFound for an unknown n and ErrDisabled
-// when tracking is off.
+// commit header). Returns ErrTurnNotFound for an unknown n, ErrTurnExpired
+// for a turn whose snapshot was collected and ErrDisabled when tracking is
+// off.
 func (s *SessionVCS) DiffTurn(ctx context.Context, n int) (string, error) {
 	if !s.Enabled() {
 		return "", ErrDisabled
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
+	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return "", fmt.Errorf("diff turn: %w", err)
 	}
@@ -225,6 +254,9 @@ func (s *SessionVCS) turnCommitLocked(ctx context.Context, n int) (string, error
 		if ref, oid, ok := strings.Cut(line, "\x00"); ok && ref == name {
 			return oid, nil
 		}
+	}
+	if err := s.expiredTurnError(ctx, n); err != nil {
+		return "", err
 	}
 	return "", fmt.Errorf("%w: %d", ErrTurnNotFound, n)
 }

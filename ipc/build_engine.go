@@ -4,10 +4,10 @@ import (
 	"slices"
 
 	"github.com/zqagent/sidecar/agent"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/gitenv"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/sandbox"
@@ -41,7 +41,7 @@ type engineSpec struct {
 // builtin tool, permissions with the OS sandbox, the default prompt). A
 // call that needs the user is never decided by a default: the session's
 // bridge is set as approver right after.
-func buildEngine(sp engineSpec, s *Server, h *host.Session) (*engine.Engine, error) {
+func buildEngine(sp engineSpec, s *Server, h *backend.Session) (*engine.Engine, error) {
 	opts := agent.DefaultOptions{
 		Workspace:       sp.Workspace,
 		Model:           sp.Model,

@@ -1,6 +1,6 @@
 // Package ipc is the sidecar's local WebSocket JSON-RPC 2.0 server: it
 // composes the transport (ipc/wsrpc: upgrade checks, connections, framing,
-// bounded queues, wire errors), the session host (ipc/host: sessions, turn
+// bounded queues, wire errors), the session host (backend: sessions, turn
 // queues and runners, subscriptions, durable approvals and questions, lazy
 // engines) and the method handlers of this package, which decode params,
 // call the store, the host and the other packages, and answer.
@@ -45,7 +45,7 @@
 //     is queued FIFO; an event reaches subscribers only after the store
 //     committed it, in seq order; a subscription replays, then streams live
 //     events with no gap and no duplicate, and a subscriber that falls
-//     behind is dropped with session.dropped; see ipc/host.
+//     behind is dropped with session.dropped; see backend.
 //   - session.subscribe and session.unsubscribe fence the connection's old
 //     subscription of the session (conn.subMu) before they answer.
 //

@@ -6,22 +6,22 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/ipc/host"
 )
 
-// engines is the server's host.Engines: how a session's engine is built
+// engines is the server's backend.Engines: how a session's engine is built
 // (the provider, the agent, the default wiring of build_engine.go) and
 // what joins it once the host wired it.
 type engines struct{ s *Server }
 
-var _ host.Engines = engines{}
+var _ backend.Engines = engines{}
 
-// Build implements host.Engines: it builds a session's engine from the
+// Build implements backend.Engines: it builds a session's engine from the
 // store (history, permission mode, shell policy, allowed commands, sandbox,
 // provider, agent, language, change tracking), with hooks after its own.
-func (x engines) Build(ctx context.Context, h *host.Session, hooks []engine.Hook) (*engine.Engine, error) {
+func (x engines) Build(ctx context.Context, h *backend.Session, hooks []engine.Hook) (*engine.Engine, error) {
 	s := x.s
 	st := s.opts.Store
 	ss, err := st.Session(ctx, h.ID())
@@ -113,11 +113,11 @@ func toolResultDir(sessionDir, sessionID string) string {
 	return filepath.Join(sessionDir, "tool-results")
 }
 
-// Attach implements host.Engines: once the host restored the session's
+// Attach implements backend.Engines: once the host restored the session's
 // grants and set its bridge, the project's MCP tools and the session's
 // own servers' tools (mcp.sessionAdd) join and the
 // embedder's OnEngine runs, before any turn.
-func (x engines) Attach(h *host.Session, eng *engine.Engine) {
+func (x engines) Attach(h *backend.Session, eng *engine.Engine) {
 	x.s.attachMCP(eng, h.ProjectID())
 	x.s.attachSessionMCP(eng, h.ID())
 	if x.s.opts.OnEngine != nil {

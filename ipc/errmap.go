@@ -1,9 +1,9 @@
 package ipc
 
 import (
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -25,11 +25,11 @@ type errCode struct {
 }
 
 var hostedErrors = []errCode{
-	// the session host (ipc/host)
-	{host.ErrInvalid, CodeInvalidParams, ""},
-	{host.ErrConflict, CodeConflict, ""},
-	{host.ErrClosed, CodeInternal, ""},
-	{host.ErrInvalidRequest, CodeInvalidRequest, ""},
+	// the session host (backend)
+	{backend.ErrInvalid, CodeInvalidParams, ""},
+	{backend.ErrConflict, CodeConflict, ""},
+	{backend.ErrClosed, CodeInternal, ""},
+	{backend.ErrInvalidRequest, CodeInvalidRequest, ""},
 	{store.ErrNotFound, CodeNotFound, ""},
 	{store.ErrAlreadyAnswered, CodeConflict, protocol.KindAlreadyAnswered},
 	{store.ErrInvalid, CodeInvalidParams, ""},

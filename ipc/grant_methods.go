@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
@@ -70,7 +70,7 @@ func (s *Server) sessionGrants(ctx context.Context, _ *conn, raw json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	return GrantsResult{Grants: grantInfos(host.SessionGrantsOf(g))}, nil
+	return GrantsResult{Grants: grantInfos(backend.SessionGrantsOf(g))}, nil
 }
 
 func (s *Server) sessionRevokeGrant(ctx context.Context, _ *conn, raw json.RawMessage) (any, error) {

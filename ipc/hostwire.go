@@ -1,18 +1,18 @@
 package ipc
 
-import "github.com/zqagent/sidecar/ipc/host"
+import "github.com/zqagent/sidecar/backend"
 
 // The wire types of the session host, under the names clients of this
 // package use.
 type (
 	// ApprovalResponse answers a permission_required request.
-	ApprovalResponse = host.ApprovalResponse
+	ApprovalResponse = backend.ApprovalResponse
 	// QuestionResponse answers an ask_user_question request.
-	QuestionResponse = host.QuestionResponse
+	QuestionResponse = backend.QuestionResponse
 	// PlanResponse answers a plan_proposed request.
-	PlanResponse = host.PlanResponse
+	PlanResponse = backend.PlanResponse
 	// DirectoryResponse answers a directory_requested request.
-	DirectoryResponse = host.DirectoryResponse
+	DirectoryResponse = backend.DirectoryResponse
 	// SessionDropped is the params of a session.dropped notification.
-	SessionDropped = host.SessionDropped
+	SessionDropped = backend.SessionDropped
 )

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
@@ -62,7 +62,7 @@ func (s *Server) requestRespond(ctx context.Context, c *conn, raw json.RawMessag
 
 // resumeIfAnswered resumes the turn of req when no request of the session
 // is pending any more and no turn runs.
-func (s *Server) resumeIfAnswered(ctx context.Context, h *host.Session, req store.PendingRequest) (bool, error) {
+func (s *Server) resumeIfAnswered(ctx context.Context, h *backend.Session, req store.PendingRequest) (bool, error) {
 	h.LockResume() // two last answers at once resume once
 	defer h.UnlockResume()
 	pend, err := s.opts.Store.PendingRequests(ctx, h.ID())
@@ -72,7 +72,7 @@ func (s *Server) resumeIfAnswered(ctx context.Context, h *host.Session, req stor
 	if len(pend) > 0 || h.Running() {
 		return false, nil
 	}
-	if _, err := h.Enqueue(ctx, host.Job{Kind: host.JobResume, ID: req.TurnID, From: req.TurnID}); err != nil {
+	if _, err := h.Enqueue(ctx, backend.Job{Kind: backend.JobResume, ID: req.TurnID, From: req.TurnID}); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -112,8 +112,8 @@ type Server struct {
 	// naming): Close cancels it first, so shutdown never waits on it.
 	bg       context.Context
 	cancelBG context.CancelFunc
-	wg       sync.WaitGroup // connections, session runners
-	hosts    *host.Sessions // the sessions of this process (ipc/host)
+	wg       sync.WaitGroup    // connections, session runners
+	hosts    *backend.Sessions // the sessions of this process (backend)
 
 	shutdownOnce sync.Once
 	providers    *providerSource
@@ -169,7 +169,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.bg, s.cancelBG = context.WithCancel(ctx)
 	s.providers = newProviderSource(opts)
-	s.hosts = host.New(host.Config{
+	s.hosts = backend.New(backend.Config{
 		Store:            opts.Store,
 		Logger:           opts.Logger,
 		Context:          ctx,
@@ -360,13 +360,13 @@ func (s *Server) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// host returns the session's host (ipc/host), creating it on first use.
-func (s *Server) host(ctx context.Context, id string) (*host.Session, error) {
+// host returns the session's host (backend), creating it on first use.
+func (s *Server) host(ctx context.Context, id string) (*backend.Session, error) {
 	return s.hosts.Session(ctx, id)
 }
 
 // loadedHost returns the host of a session if it exists in this process.
-func (s *Server) loadedHost(id string) *host.Session { return s.hosts.Loaded(id) }
+func (s *Server) loadedHost(id string) *backend.Session { return s.hosts.Loaded(id) }
 
 // unloadIdle releases the idle engines of a project's sessions.
 func (s *Server) unloadIdle(projectID string) { s.hosts.UnloadIdle(projectID) }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
@@ -72,7 +72,7 @@ func (s *Server) sessionInfo(ctx context.Context, ss store.Session) SessionInfo 
 	if h := s.loadedHost(ss.ID); h != nil {
 		status = string(h.State())
 	}
-	st, _ := host.ParseTurnState(status)
+	st, _ := backend.ParseTurnState(status)
 	running := st.Busy()
 	return SessionInfo{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/terminal"
@@ -70,7 +70,7 @@ func newTermSub(s *Server, c *conn, projectID, id string) *termSub {
 	ctx, cancel := context.WithCancel(c.Context())
 	return &termSub{
 		s: s, c: c, projectID: projectID, id: id,
-		idJSON: host.AppendJSONString(nil, id),
+		idJSON: backend.AppendJSONString(nil, id),
 		chunk:  termFrameBytes(s.opts.SendQueueBytes),
 		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),

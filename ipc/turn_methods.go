@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/protocol"
 )
 
@@ -59,7 +59,7 @@ func (s *Server) turnStart(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, err
 	}
 	id := newTurnID()
-	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: p.Text, Attachments: atts, Refs: refs}})
+	pos, err := h.Enqueue(ctx, backend.Job{Kind: backend.JobStart, ID: id, Input: engine.Input{Text: p.Text, Attachments: atts, Refs: refs}})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Server) turnRetry(ctx context.Context, c *conn, raw json.RawMessage) (a
 		return nil, fmt.Errorf("%w: %w", ErrConflict, engine.ErrNothingToRetry)
 	}
 	id := newTurnID()
-	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobRetry, ID: id})
+	pos, err := h.Enqueue(ctx, backend.Job{Kind: backend.JobRetry, ID: id})
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +151,10 @@ func (s *Server) turnResume(ctx context.Context, c *conn, raw json.RawMessage) (
 	// its turn_end (it died with nothing pending) is continued by a new
 	// turn: every turn id has exactly one turn_end.
 	id := turnID
-	if h.State() != host.StateSuspended {
+	if h.State() != backend.StateSuspended {
 		id = newTurnID()
 	}
-	pos, err := h.Enqueue(ctx, host.Job{Kind: host.JobResume, ID: id, From: turnID})
+	pos, err := h.Enqueue(ctx, backend.Job{Kind: backend.JobResume, ID: id, From: turnID})
 	if err != nil {
 		return nil, err
 	}
@@ -229,10 +229,10 @@ const SuspendedEndReason = "interrupted_while_suspended"
 // waiting for answers): it records the turn's interrupted event and its one
 // turn_end, which closes its requests in the same transaction, and reports
 // whether there was such a turn.
-func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error) {
+func (s *Server) endSuspended(ctx context.Context, h *backend.Session) (bool, error) {
 	h.LockResume() // never at the same time as an answer's resume
 	defer h.UnlockResume()
-	if h.State() != host.StateSuspended {
+	if h.State() != backend.StateSuspended {
 		return false, nil
 	}
 	turnID, err := s.resumeTurnID(ctx, h.ID())

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 )
@@ -26,7 +26,7 @@ func TestTurnStateAgrees(t *testing.T) {
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
-	check := func(want host.TurnState) {
+	check := func(want backend.TurnState) {
 		t.Helper()
 		require.NoError(t, ts.st.Flush(tctx(t)))
 		var g struct {
@@ -50,26 +50,26 @@ func TestTurnStateAgrees(t *testing.T) {
 		require.Equal(t, want.Busy(), sub.Running)
 		require.NoError(t, c2.Close())
 	}
-	check(host.StateIdle)
+	check(backend.StateIdle)
 	_, err = c.StartTurn(tctx(t), sid, "go")
 	require.NoError(t, err)
 	<-p.Gate("stream").Reached()
 	nextOfType(t, c, sid, "assistant_delta")
-	check(host.StateRunning)
+	check(backend.StateRunning)
 	p.Gate("stream").Release()
 	perm := nextOfType(t, c, sid, "permission_required")
-	check(host.StateAwaiting)
+	check(backend.StateAwaiting)
 	var d struct {
 		RequestID string `json:"requestId"`
 	}
 	require.NoError(t, json.Unmarshal(perm.Data, &d))
 	require.NoError(t, c.Respond(tctx(t), sid, d.RequestID, map[string]string{"outcome": "once"}))
 	<-p.Gate("end").Reached()
-	check(host.StateRunning)
+	check(backend.StateRunning)
 	p.Gate("end").Release()
 	nextOfType(t, c, sid, "turn_end")
 	h, err := ts.srv.hosts.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(tctx(t)))
-	check(host.StateIdle)
+	check(backend.StateIdle)
 }

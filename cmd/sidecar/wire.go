@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/store"
 )
 
 // recoverInterrupted settles the turns a dead process left running
-// (host.RecoverInterrupted: suspended when they wait for answers, else their
+// (backend.RecoverInterrupted: suspended when they wait for answers, else their
 // one turn_end); queued turns stay queued and run when the server serves.
 func recoverInterrupted(ctx context.Context, st *store.Store) error {
-	ids, err := host.RecoverInterrupted(ctx, st)
+	ids, err := backend.RecoverInterrupted(ctx, st)
 	if err != nil {
 		return fmt.Errorf("recover interrupted sessions: %w", err)
 	}

@@ -49,4 +49,4 @@
 // Subscribe registration, and loadMu, which engine loading and the grant
 // methods hold across their store and permission calls so that the two
 // never interleave.
-package host
+package backend

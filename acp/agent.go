@@ -14,9 +14,10 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // cancelGrace bounds how long a cancelled prompt waits for its turn's end.
@@ -148,7 +149,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	var pr ipc.ProjectInfo
+	var pr protocol.Project
 	if err := a.call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
@@ -281,19 +282,19 @@ func (a *Agent) detach(id string) {
 	delete(a.sessions, id)
 }
 
-func (a *Agent) sessionInfo(ctx context.Context, id string) (ipc.SessionInfo, error) {
+func (a *Agent) sessionInfo(ctx context.Context, id string) (protocol.Session, error) {
 	var res struct {
-		Session ipc.SessionInfo `json:"session"`
+		Session protocol.Session `json:"session"`
 	}
 	if err := a.call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
-		return ipc.SessionInfo{}, err
+		return protocol.Session{}, err
 	}
 	return res.Session, nil
 }
 
 func (a *Agent) projectPath(ctx context.Context, projectID string) (string, error) {
 	var res struct {
-		Projects []ipc.ProjectInfo `json:"projects"`
+		Projects []protocol.Project `json:"projects"`
 	}
 	if err := a.call(ctx, "project.list", map[string]any{}, &res); err != nil {
 		return "", err
@@ -326,8 +327,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 		return sdk.PromptResponse{}, wireError(err)
 	}
-	var started ipc.TurnResult
-	params := ipc.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
+	var started protocol.TurnResult
+	params := protocol.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
 	if err := a.call(ctx, "turn.start", params, &started); err != nil {
 		return sdk.PromptResponse{}, wireError(err)
 	}
@@ -362,9 +363,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 // promptInput turns a prompt's content blocks into turn.start's text and
 // attachments: text as is, embedded text resources and resource links as
 // text that names them, images as attachments.
-func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error) {
+func promptInput(blocks []sdk.ContentBlock) (string, []protocol.Attachment, error) {
 	var parts []string
-	var atts []ipc.AttachmentWire
+	var atts []protocol.Attachment
 	for _, b := range blocks {
 		switch {
 		case b.Text != nil:
@@ -374,7 +375,7 @@ func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error
 			if b.Image.Uri != nil {
 				name = *b.Image.Uri
 			}
-			atts = append(atts, ipc.AttachmentWire{Name: name, MimeType: b.Image.MimeType, DataURL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data})
+			atts = append(atts, protocol.Attachment{Name: name, MimeType: b.Image.MimeType, DataURL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data})
 		case b.ResourceLink != nil:
 			parts = append(parts, "@"+b.ResourceLink.Uri)
 		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
@@ -427,7 +428,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
 	}
 	var projects struct {
-		Projects []ipc.ProjectInfo `json:"projects"`
+		Projects []protocol.Project `json:"projects"`
 	}
 	if err := a.call(ctx, "project.list", map[string]any{}, &projects); err != nil {
 		return sdk.ListSessionsResponse{}, wireError(err)
@@ -449,7 +450,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			continue
 		}
 		var list struct {
-			Sessions []ipc.SessionInfo `json:"sessions"`
+			Sessions []protocol.Session `json:"sessions"`
 		}
 		if err := a.call(ctx, "session.list", map[string]any{"projectId": pr.ProjectID}, &list); err != nil {
 			return sdk.ListSessionsResponse{}, wireError(err)
@@ -546,7 +547,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
+		return backend.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
 	case engine.EventPlanProposed:
 		var d engine.PlanProposedData
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -560,7 +561,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
+		return backend.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
 	case engine.EventDirectoryRequested:
 		var d engine.DirectoryRequestedData
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -580,14 +581,14 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
+		return backend.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
 	case engine.EventAskUserQuestion:
 		var d engine.AskUserQuestionData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
 		if len(d.Options) == 0 {
-			return ipc.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
+			return backend.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
 		}
 		// The title is the question's first line; the content has all of it.
 		question := engine.DisplayText(d.Question)
@@ -598,7 +599,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
+		return backend.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
 	}
 	return nil, "", errors.New("not an interactive event: " + typ)
 }

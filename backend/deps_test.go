@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestBackendKnowsNoTransport keeps the session host below the server: it
-// reaches subscribers through its Sink interface and engines through
-// Engines, so it imports neither the WebSocket library nor the transport,
-// the server (ipc) or its handlers.
+// TestBackendKnowsNoTransport keeps the backend below the front doors: it
+// reaches clients through its Sink and Client interfaces, so it imports
+// neither the WebSocket library nor the transport (ipc/wsrpc), the server
+// and its handlers (ipc) or the ACP front door.
 func TestBackendKnowsNoTransport(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/zqagent/sidecar/backend").CombinedOutput()
 	if err != nil {
@@ -21,7 +21,7 @@ func TestBackendKnowsNoTransport(t *testing.T) {
 				t.Errorf("backend depends on %s", dep)
 			}
 		}
-		if dep == "github.com/zqagent/sidecar/ipc" {
+		if dep == "github.com/zqagent/sidecar/ipc" || dep == "github.com/zqagent/sidecar/ipc/client" {
 			t.Errorf("backend depends on %s", dep)
 		}
 	}

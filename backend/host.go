@@ -85,8 +85,8 @@ type Sessions struct {
 	closed   bool
 }
 
-// New returns an empty set of sessions.
-func New(opts Config) *Sessions {
+// NewSessions returns an empty set of sessions.
+func NewSessions(opts Config) *Sessions {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -140,3 +140,13 @@ func (s *Sessions) Forget(id string) {
 }
 
 func (s *Sessions) isClosing() bool { return s.opts.Closing() }
+
+// Client is a connected client the backend streams to or binds state to
+// (terminal.output streams, the MCP servers a client gave a session): a
+// Sink that also runs goroutines the transport tracks until it ends. A
+// Client is compared by identity.
+type Client interface {
+	Sink
+	// Go runs f on a goroutine the client's connection waits for.
+	Go(f func())
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm/scripted"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkDeltaEventsInProcess(b *testing.B) {
 			if n.Method == "session.dropped" {
 				// Fell behind during the burst: continue from the last seq,
 				// as a shell would (the catch-up is part of the figure).
-				var d SessionDropped
+				var d backend.SessionDropped
 				if err := json.Unmarshal(n.Params, &d); err != nil {
 					b.Fatal(err)
 				}

@@ -49,7 +49,7 @@ func connOf(wc *wsrpc.Conn) *conn { return wc.State().(*conn) }
 // ended runs once the connection's requests and pumps returned.
 func (c *conn) ended() {
 	c.dropAllSubs()
-	c.s.dropSessionMCPs(c) // the session servers it added live as long as it
+	c.s.b.DropClient(c.Conn) // the session servers it added live as long as it
 	if c.interruptOnDisconnect.Load() {
 		c.interruptTurns()
 	}
@@ -70,11 +70,7 @@ func (c *conn) interruptTurns() {
 		ids = append(ids, id)
 	}
 	c.mu.Unlock()
-	for _, id := range ids {
-		if h := c.s.loadedHost(id); h != nil {
-			h.InterruptAll()
-		}
-	}
+	c.s.b.InterruptSessions(ids)
 }
 
 // dropAllSubs ends the connection's subscriptions (it is closing).

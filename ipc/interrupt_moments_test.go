@@ -12,6 +12,7 @@ import (
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -174,7 +175,7 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 			}
 			require.Empty(t, sub.PendingRequests)
 			var g struct {
-				Session SessionInfo `json:"session"`
+				Session protocol.Session `json:"session"`
 			}
 			require.NoError(t, c2.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &g))
 			require.False(t, g.Session.Running)
@@ -208,7 +209,7 @@ func TestDisconnectDropsQueuedTurns(t *testing.T) {
 	require.NoError(t, starter.Close())
 	end := nextOfType(t, watcher, sid, "turn_end")
 	require.Equal(t, first, end.TurnID)
-	h, err := ts.srv.hosts.Session(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(tctx(t)))
 	q, err = ts.st.QueuedTurns(tctx(t), sid)
@@ -237,7 +238,7 @@ func TestInterruptRightAfterEnqueue(t *testing.T) {
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
-	h, err := ts.srv.host(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	for i := range 20 {
 		id := fmt.Sprintf("turn_now_%d", i)

@@ -6,8 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TestInterruptBeforeEngineLoads: turn.interrupt right after turn.start,
@@ -17,7 +19,7 @@ func TestInterruptBeforeEngineLoads(t *testing.T) {
 	ts := startServer(t, withProvider(scripted.New(scripted.Response{Text: "should not appear"})))
 	c := ts.dial(t)
 	sid := ts.session(t, c, nil)
-	h, err := ts.srv.host(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	_, err = c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
@@ -56,12 +58,12 @@ func TestRetryOnlyAfterRetriableError(t *testing.T) {
 	evs := collectTurn(t, c, sid)
 	require.Equal(t, 1, countType(evs, "error"))
 
-	var res TurnResult
+	var res protocol.TurnResult
 	require.NoError(t, c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res))
 	require.NotEmpty(t, res.TurnID)
 	evs = collectTurn(t, c, sid)
 	require.Equal(t, "retried", textOf(evs))
-	require.NoError(t, ts.srv.loadedHost(sid).WaitIdle(tctx(t)))
+	require.NoError(t, ts.srv.b.LoadedSession(sid).WaitIdle(tctx(t)))
 
 	err = c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res)
 	require.Equal(t, client.CodeConflict, client.Code(err), "nothing left to retry")
@@ -70,13 +72,13 @@ func TestRetryOnlyAfterRetriableError(t *testing.T) {
 	require.Contains(t, we.Message, "retriable")
 }
 
-// TestTurnTextLimits: turn.start and turn.steer texts over MaxTurnText are
+// TestTurnTextLimits: turn.start and turn.steer texts over backend.MaxTurnText are
 // refused with -32602 naming text, and nothing is recorded.
 func TestTurnTextLimits(t *testing.T) {
 	ts := startServer(t)
 	c := ts.dial(t)
 	sid := ts.session(t, c, nil)
-	big := strings.Repeat("x", MaxTurnText+1)
+	big := strings.Repeat("x", backend.MaxTurnText+1)
 	for _, m := range []string{"turn.start", "turn.steer"} {
 		err := c.Call(tctx(t), m, map[string]string{"sessionId": sid, "text": big}, nil)
 		require.Equal(t, client.CodeInvalidParams, client.Code(err), m)

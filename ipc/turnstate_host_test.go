@@ -9,6 +9,7 @@ import (
 	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TestTurnStateAgrees: session.get, session.list, subscribe's running and
@@ -30,13 +31,13 @@ func TestTurnStateAgrees(t *testing.T) {
 		t.Helper()
 		require.NoError(t, ts.st.Flush(tctx(t)))
 		var g struct {
-			Session SessionInfo `json:"session"`
+			Session protocol.Session `json:"session"`
 		}
 		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &g))
 		require.Equal(t, string(want), g.Session.Status)
 		require.Equal(t, want.Busy(), g.Session.Running)
 		var l struct {
-			Sessions []SessionInfo `json:"sessions"`
+			Sessions []protocol.Session `json:"sessions"`
 		}
 		require.NoError(t, c.Call(tctx(t), "session.list", map[string]string{"projectId": g.Session.ProjectID}, &l))
 		require.Len(t, l.Sessions, 1)
@@ -68,7 +69,7 @@ func TestTurnStateAgrees(t *testing.T) {
 	check(backend.StateRunning)
 	p.Gate("end").Release()
 	nextOfType(t, c, sid, "turn_end")
-	h, err := ts.srv.hosts.Session(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(tctx(t)))
 	check(backend.StateIdle)

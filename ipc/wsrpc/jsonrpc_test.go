@@ -2,6 +2,7 @@ package wsrpc
 
 import (
 	"encoding/json"
+	"github.com/zqagent/sidecar/protocol"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,7 +98,7 @@ func TestDecodeParams(t *testing.T) {
 		Tags      []string `json:"tags"`
 	}
 	var p P
-	require.NoError(t, DecodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
+	require.NoError(t, protocol.DecodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
 	require.Equal(t, P{SessionID: "s", AfterSeq: 3}, p)
 	cases := map[string]string{
 		``:                                 "sessionId: required",
@@ -110,7 +111,7 @@ func TestDecodeParams(t *testing.T) {
 	}
 	for in, want := range cases {
 		var p P
-		err := DecodeParams(json.RawMessage(in), &p)
+		err := protocol.DecodeParams(json.RawMessage(in), &p)
 		require.ErrorIs(t, err, ErrInvalidParams, in)
 		require.Contains(t, err.Error(), want, in)
 		require.Equal(t, CodeInvalidParams, WireErrorOf(err, nil).Code)

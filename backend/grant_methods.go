@@ -1,0 +1,103 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/tools"
+)
+
+// grantRoutes serves the session's always_tool and always_command grants.
+// While the session's engine is loaded its permission engine owns them (the
+// store is its copy, saved on every change); otherwise the store does. The
+// host's loadMu keeps a revocation and an engine load from interleaving.
+
+// The wire types of session.grants and session.revokeGrant.
+type (
+	GrantInfo         = protocol.Grant
+	GrantsParams      = protocol.SessionIDParams
+	GrantsResult      = protocol.SessionGrantsResult
+	RevokeGrantParams = protocol.SessionRevokeGrantParams
+	RevokeGrantResult = protocol.RevokedResult
+)
+
+// grantInfos lists grants on the wire. A stored tool grant of a form that
+// grants nothing any more (tools.StaleToolGrant: the generic mcp_call_tool,
+// an MCP tool by its registered name) is left out, as the permission engine
+// drops it when the session loads (RestoreGrant).
+func grantInfos(gs []permission.SessionGrant) []GrantInfo {
+	out := make([]GrantInfo, 0, len(gs))
+	for _, g := range gs {
+		if g.Kind == permission.GrantTool && tools.StaleToolGrant(g.Name) {
+			continue
+		}
+		gi := GrantInfo{Kind: string(g.Kind), Name: g.Name}
+		if !g.GrantedAt.IsZero() {
+			at := g.GrantedAt.UTC()
+			gi.GrantedAt = &at
+		}
+		out = append(out, gi)
+	}
+	return out
+}
+
+func (s *Backend) Grants(ctx context.Context, p GrantsParams) (protocol.SessionGrantsResult, error) {
+	h, err := s.host(ctx, p.SessionID)
+	if err != nil {
+		return protocol.SessionGrantsResult{}, err
+	}
+	h.LockLoad()
+	defer h.UnlockLoad()
+	if eng := h.Loaded(); eng != nil {
+		return GrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
+	}
+	g, err := s.opts.Store.Grants(ctx, p.SessionID)
+	if err != nil {
+		return protocol.SessionGrantsResult{}, err
+	}
+	return GrantsResult{Grants: grantInfos(SessionGrantsOf(g))}, nil
+}
+
+func (s *Backend) RevokeGrant(ctx context.Context, p RevokeGrantParams) (protocol.RevokedResult, error) {
+	kind := permission.GrantKind(string(p.Kind))
+	if kind != permission.GrantTool && kind != permission.GrantCommand {
+		return protocol.RevokedResult{}, protocol.InvalidField("kind", `must be "tool" or "command"`)
+	}
+	h, err := s.host(ctx, p.SessionID)
+	if err != nil {
+		return protocol.RevokedResult{}, err
+	}
+	h.LockLoad()
+	defer h.UnlockLoad()
+	notHeld := fmt.Errorf("%w: session %q holds no %s grant %q", ErrNotFound, p.SessionID, p.Kind, p.Name)
+	if eng := h.Loaded(); eng != nil {
+		if !eng.Permissions().RevokeGrant(kind, p.Name) {
+			return protocol.RevokedResult{}, notHeld
+		}
+		if err := h.SaveGrants(ctx, eng); err != nil {
+			return protocol.RevokedResult{}, err
+		}
+		return RevokeGrantResult{Revoked: true}, nil
+	}
+	g, err := s.opts.Store.Grants(ctx, p.SessionID)
+	if err != nil {
+		return protocol.RevokedResult{}, err
+	}
+	list, times := &g.SessionTools, g.GrantTimes.Tools
+	if kind == permission.GrantCommand {
+		list, times = &g.SessionCommands, g.GrantTimes.Commands
+	}
+	i := slices.Index(*list, p.Name)
+	if i < 0 {
+		return protocol.RevokedResult{}, notHeld
+	}
+	*list = slices.Delete(*list, i, i+1)
+	delete(times, p.Name)
+	if err := s.opts.Store.SaveGrants(ctx, p.SessionID, g); err != nil {
+		return protocol.RevokedResult{}, err
+	}
+	return RevokeGrantResult{Revoked: true}, nil
+}

@@ -1,0 +1,97 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/store"
+	"github.com/zqagent/sidecar/vcs"
+)
+
+// ProjectSettings are a project's own settings (the wire type), stored in
+// the database under the setting "project.settings/<projectId>".
+type ProjectSettings = protocol.ProjectSettings
+
+func projectSettingsKey(projectID string) string { return "project.settings/" + projectID }
+
+// projectSettings reads a project's settings, defaults filled in.
+func (s *Backend) projectSettings(ctx context.Context, projectID string) (ProjectSettings, error) {
+	ps := ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
+	raw, err := s.opts.Store.Setting(ctx, projectSettingsKey(projectID))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return ps, nil
+	case err != nil:
+		return ps, fmt.Errorf("project settings: %w", err)
+	}
+	var saved ProjectSettings
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		s.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
+		return ps, nil
+	}
+	if m, err := vcs.ParseMode(string(saved.VCS)); err == nil && saved.VCS != "" {
+		ps.VCS = protocol.VCSMode(m)
+	}
+	return ps, nil
+}
+
+// setProjectVCS stores a project's vcs mode (already checked) and makes the
+// project's loaded sessions rebuild their engines before their next turn.
+func (s *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (ProjectSettings, error) {
+	ps, err := s.projectSettings(ctx, projectID)
+	if err != nil {
+		return ps, err
+	}
+	ps.VCS = protocol.VCSMode(m)
+	b, err := json.Marshal(ps)
+	if err != nil {
+		return ps, err
+	}
+	if err := s.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), b); err != nil {
+		return ps, fmt.Errorf("project settings: %w", err)
+	}
+	s.reloadEngines(projectID)
+	return ps, nil
+}
+
+func (s *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetSettingsParams) (protocol.Project, error) {
+	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+	if err != nil {
+		return protocol.Project{}, err
+	}
+	ps, err := s.projectSettings(ctx, pr.ID)
+	if err != nil {
+		return protocol.Project{}, err
+	}
+	if p.VCS != nil {
+		m, err := parseVCSMode(string(*p.VCS))
+		if err != nil {
+			return protocol.Project{}, err
+		}
+		if ps, err = s.setProjectVCS(ctx, pr.ID, m); err != nil {
+			return protocol.Project{}, err
+		}
+	}
+	return s.projectInfo(ctx, pr, ps), nil
+}
+
+// vcsModeOf is a session's change tracking: its own vcs when it was created
+// with one, else its project's.
+func (s *Backend) vcsModeOf(ctx context.Context, ss store.Session) vcs.Mode {
+	if m, ok := sessionVCSMode(ss); ok {
+		return m
+	}
+	ps, err := s.projectSettings(ctx, ss.ProjectID)
+	if err != nil {
+		s.log.Warn("read project settings", "project", ss.ProjectID, "err", err)
+		return DefaultVCSMode
+	}
+	m, err := vcs.ParseMode(string(ps.VCS))
+	if err != nil {
+		return DefaultVCSMode
+	}
+	return m
+}

@@ -1,13 +1,34 @@
-// Package host hosts the sidecar's sessions in this process: one Session
+// Package backend is the sidecar's state and policy, behind every front
+// door (the WebSocket server in ipc, the ACP front door through it): a
+// Backend (backend.go; New, Start, Shut, Close) owns the open projects
+// (project.go, project_settings.go, git trust in git_trust.go, worktrees
+// in worktree_methods.go), the sessions and their settings
+// (session_methods.go, session_runtime.go, lang.go for their languages),
+// the turn policy (turn_methods.go: StartTurn, Interrupt, Retry, Resume,
+// Steer; request_methods.go: Respond, with respond_check.go checking an
+// answer against its request; grant_methods.go), the MCP servers of each
+// project and their trust (mcp_project.go, mcp_trust.go, mcp_methods.go)
+// and those a client gives one session (mcp_session.go), the file
+// watchers of the projects' ConflictGuards (watch_project.go), the
+// terminals' output streams (terminal_methods.go, terminal_stream.go), the
+// model provider and the models cache (provider.go, providers_methods.go,
+// keys.go), agents (agents.go), the web_search backend (websearch.go), the
+// attachments of turns (attachments.go) and the construction of each
+// session's engine (engines.go, build_engine.go with the default wiring of
+// package agent). It knows no transport: clients are Sinks and Clients,
+// notifications to all go through Options.Broadcast (deps_test.go).
+// Methods take and return the types of package protocol and fail with
+// errors wrapping protocol's sentinels or this package's (errors.go).
+//
+// Sessions in this process: one Session
 // per session (created on first use, sessionhost.go) owns its turn queue
 // and the runner goroutine that pulls the engine's events and hands each to
 // the store (record.go; a stream's deltas coalesced, deltas.go), the delivery of committed events to subscribers
 // (subscribe.go, eventframe.go), the durable approvals and questions that
 // the engine's Approver and Interactor wait on (bridge.go), the lazy
-// loading of its engine (engineload.go) through the server's Engines, the
+// loading of its engine (engineload.go) through Engines, the
 // explore subagent's forwarded events (subagent.go) and the naming of a
-// session after its first turn (naming.go). It knows no transport:
-// subscribers are Sinks, engines come from Engines (deps_test.go).
+// session after its first turn (naming.go).
 //
 // Turn state: each Session has one TurnState (turnstate.go, where the
 // machine is drawn), changed only in moveLocked, which checks the move and
@@ -40,7 +61,12 @@
 //     re-subscribe from its last seq; it never blocks the engine or other
 //     subscribers.
 //
-// Lock order: Sessions.mu before Session.mu before Session.subMu before
+// Lock order: Backend.mu is a leaf (open projects, closed); the service
+// registries' locks (mcpProjects, sessionMCPs, termRegistry,
+// projectWatchers) are leaves too, except searchCache.mu, held across the
+// one settings row it caches so that the cache never disagrees with the
+// store. Session.loadMu (LockLoad) before Backend.mu and Session.mu.
+// Sessions.mu before Session.mu before Session.subMu before
 // Subscription.mu; Session.loadMu (LockLoad) before Session.mu. Session.mu
 // is held while an event or a status is queued on the store's writer (a
 // non-blocking send unless the writer's queue is full); the writer's

@@ -8,10 +8,11 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/tools/web"
 )
 
-// engines is the server's Engines: how a session's engine is built
-// (the provider, the agent, the default wiring of build_engine.go) and
+// engines is the backend's Engines: how a session's engine is built (the
+// provider, the agent, the default wiring of wiring.go, NewEngine) and
 // what joins it once the host wired it.
 type engines struct{ s *Backend }
 
@@ -66,7 +67,9 @@ func (x engines) Build(ctx context.Context, h *Session, hooks []engine.Hook) (*e
 		hooks = append([]engine.Hook{vh}, hooks...)
 	}
 	dir := st.SessionDir(h.ID())
-	eng, err := buildEngine(engineSpec{
+	// The memory of requests that carried uploads goes back to the OS.
+	hooks = append(hooks, &mediaRelease{release: s.opts.ReleaseMemory})
+	o := EngineOptions{
 		Workspace:       pr.Path,
 		Model:           model,
 		Provider:        prov,
@@ -77,7 +80,7 @@ func (x engines) Build(ctx context.Context, h *Session, hooks []engine.Hook) (*e
 		AgentType:       ag.agentType,
 		Lang:            lang,
 		ContextWindow:   prof.ContextWindow,
-		Hooks:           hooks,
+		Hook:            engine.CompositeHook(hooks),
 		Messages:        msgs,
 		ToolResultDir:   toolResultDir(dir, h.ID()),
 		SessionDir:      dir,
@@ -85,7 +88,20 @@ func (x engines) Build(ctx context.Context, h *Session, hooks []engine.Hook) (*e
 		ReasoningEffort: set.ReasoningEffort,
 		Watcher:         s.watcher(pr.ID, pr.Path),
 		GitConfirmed:    s.gitStateOf(ctx, pr).confirmed(),
-	}, s, h)
+		// A call that needs the user is never decided by a default: the
+		// session's bridge is set as approver right after.
+		DefaultApproval: permission.DefaultDeny,
+		// Forwards explore's tool calls to the UI (parentReqId).
+		SubagentHookFactory: h.SubagentHook,
+		// web_search asks the backend the app configured (search.set).
+		Web: web.Options{Search: searchBackend{s}},
+		// A call's start is durable before it runs (at most once).
+		Ledger: h.Ledger(),
+	}
+	if s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
+		o.Terminals = s.opts.Terminals
+	}
+	eng, err := NewEngine(o)
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", h.ID(), err)
 	}

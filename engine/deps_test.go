@@ -9,7 +9,7 @@ import (
 // TestEngineStaysEmbeddable keeps the engine a plain library: it must not
 // import the sidecar's server or store (SPEC §2), nor the concrete model
 // provider, the proxy dialer or the builtin tools: the default wiring of
-// those is package agent's (agent.NewDefault). The engine keeps the tool
+// those is package backend's (backend.NewEngine). The engine keeps the tool
 // registry (tools), the interactive tools' handler interfaces
 // (tools/interact) and what the permission engine needs (confine, sandbox,
 // and tools/shell's grammar of the shell that runs commands).
@@ -19,7 +19,7 @@ func TestEngineStaysEmbeddable(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	banned := []string{
-		"github.com/zqagent/sidecar/ipc", "github.com/zqagent/sidecar/store", "github.com/zqagent/sidecar/agent",
+		"github.com/zqagent/sidecar/ipc", "github.com/zqagent/sidecar/store", "github.com/zqagent/sidecar/backend",
 		"github.com/coder/websocket", "modernc.org/sqlite",
 		"github.com/zqagent/sidecar/llm/openai", "github.com/zqagent/sidecar/netproxy",
 		"github.com/zqagent/sidecar/tools/fs", "github.com/zqagent/sidecar/tools/search",

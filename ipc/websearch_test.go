@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
@@ -55,7 +56,7 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 
 	var cfg protocol.SearchConfig
 	require.NoError(t, c.Call(tctx(t), "search.get", map[string]any{}, &cfg))
-	require.Equal(t, protocol.SearchNone, cfg.Kind)
+	require.Equal(t, backend.SearchNone, cfg.Kind)
 	// No backend: web_search is not offered, and the model calling it by
 	// name gets an error result; the tool never runs.
 	got := searchResult()
@@ -73,7 +74,7 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 	ce = callErr(t, c, "search.set", map[string]any{"kind": "bing"})
 	require.Contains(t, ce.Message, "kind")
 	require.NoError(t, c.Call(tctx(t), "search.set", map[string]any{"kind": "searxng", "baseUrl": searx.URL}, &cfg))
-	require.Equal(t, protocol.SearchSearXNG, cfg.Kind)
+	require.Equal(t, backend.SearchSearXNG, cfg.Kind)
 
 	got = searchResult()
 	require.Contains(t, got, "ok: ")

@@ -1,4 +1,4 @@
-package agent_test
+package backend_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/agent"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
@@ -88,13 +88,13 @@ func gitInit(t *testing.T, dir string) {
 }
 
 func TestDefaultEngineRegistersTheBuiltinTools(t *testing.T) {
-	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
+	e, err := backend.NewEngine(backend.EngineOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
 	require.NoError(t, err)
 	defer e.Close()
 	require.ElementsMatch(t, builtinTools, e.Registry().Names())
 
 	src := terminaltools.NewMemorySource(1 << 16)
-	e2, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Terminals: src, ProjectID: "p1"})
+	e2, err := backend.NewEngine(backend.EngineOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Terminals: src, ProjectID: "p1"})
 	require.NoError(t, err)
 	defer e2.Close()
 	require.ElementsMatch(t, append(slices.Clone(builtinTools), "terminal_list", "terminal_read"), e2.Registry().Names())
@@ -171,7 +171,7 @@ func TestEveryToolEndToEnd(t *testing.T) {
 		call("read_file", fmt.Sprintf(`{"path":%q}`, filepath.Join(outside, "notes.txt"))),
 	}
 	p := &stepProvider{steps: steps, inner: scripted.New()}
-	e, wired, err := agent.NewDefaultWired(agent.DefaultOptions{
+	e, wired, err := backend.NewEngineWired(backend.EngineOptions{
 		Workspace: ws, Model: "m", Provider: p, Lang: "en", SessionDir: t.TempDir(),
 		Terminals: src, ProjectID: "p1",
 		Web: web.Options{AllowPrivate: true, Search: &web.SearXNG{BaseURL: site.URL}},
@@ -243,7 +243,7 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 			return scripted.Response{ToolCalls: []llm.ToolCall{{ID: "back", Name: "read_file", Arguments: string(args)}}}
 		},
 	}
-	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
+	e, err := backend.NewEngine(backend.EngineOptions{Workspace: ws, Model: "m", Provider: &stepProvider{steps: steps, inner: scripted.New()}, Lang: "en"})
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read big.txt"}}))
@@ -271,7 +271,7 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 			scripted.Response{Err: "maximum context length exceeded", ErrKind: "context_overflow"},
 			scripted.Response{Text: "fits now"})
 		p.AppendChat("summary of the reads", "A title")
-		e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
+		e, err := backend.NewEngine(backend.EngineOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
 		require.NoError(t, err)
 		evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read both"}}))
 		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
@@ -291,7 +291,7 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 // DefaultOptions.VCS is the seed's vcs option: off by default, and when on,
 // every turn that changed the workspace is a snapshot.
 func TestDefaultOptionsVCS(t *testing.T) {
-	e, wired, err := agent.NewDefaultWired(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
+	e, wired, err := backend.NewEngineWired(backend.EngineOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
 	require.NoError(t, err)
 	require.Nil(t, wired.VCS, "off by default")
 	require.NoError(t, e.Close())
@@ -301,7 +301,7 @@ func TestDefaultOptionsVCS(t *testing.T) {
 	p := scripted.New(
 		scripted.Response{ToolCalls: []llm.ToolCall{call("w1", "write_file", `{"path":"a.txt","content":"a\n"}`)}},
 		scripted.Response{Text: "wrote"})
-	e, wired, err = agent.NewDefaultWired(agent.DefaultOptions{
+	e, wired, err = backend.NewEngineWired(backend.EngineOptions{
 		Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto,
 		VCS: engine.VCSOptions{Config: vcs.Config{Mode: vcs.ModeShadow, ShadowRoot: t.TempDir()}, SessionID: "lib"},
 	})
@@ -317,6 +317,6 @@ func TestDefaultOptionsVCS(t *testing.T) {
 	require.Len(t, turns, 1)
 	require.Equal(t, "a.txt", turns[0].Files[0].Path)
 
-	_, err = agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: scripted.New(), VCS: engine.VCSOptions{Config: vcs.Config{Mode: "sometimes"}}})
+	_, err = backend.NewEngine(backend.EngineOptions{Workspace: ws, Model: "m", Provider: scripted.New(), VCS: engine.VCSOptions{Config: vcs.Config{Mode: "sometimes"}}})
 	require.ErrorIs(t, err, vcs.ErrInvalidMode)
 }

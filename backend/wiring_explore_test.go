@@ -1,4 +1,4 @@
-package agent_test
+package backend_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/agent"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
@@ -62,7 +62,7 @@ func TestExploreReturnsOnlyTheReportAndSharesEventsThroughTheHook(t *testing.T) 
 		childStarted: make(chan struct{}),
 	}
 	var hooks []*recordingHook
-	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", NoCompaction: true,
+	e, err := backend.NewEngine(backend.EngineOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", NoCompaction: true,
 		SubagentHookFactory: func(parent string) engine.Hook {
 			h := &recordingHook{parent: parent}
 			hooks = append(hooks, h)
@@ -97,7 +97,7 @@ func TestInterruptingTheParentInterruptsExplore(t *testing.T) {
 		child:        scripted.New(scripted.Response{Text: "digging", Stall: true}),
 		childStarted: make(chan struct{}),
 	}
-	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: t.TempDir(), Model: "m", Provider: p, Lang: "en", NoCompaction: true})
+	e, err := backend.NewEngine(backend.EngineOptions{Workspace: t.TempDir(), Model: "m", Provider: p, Lang: "en", NoCompaction: true})
 	require.NoError(t, err)
 	defer e.Close()
 	go func() {

@@ -1,14 +1,15 @@
-package agent
+package backend
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zqagent/sidecar/gitenv"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/zqagent/sidecar/gitenv"
 
 	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/engine"
@@ -32,8 +33,10 @@ import (
 	"github.com/zqagent/sidecar/vcs"
 )
 
-// DefaultOptions are the seed's CreateEngineOpts.
-type DefaultOptions struct {
+// EngineOptions are what an engine is built from with the default wiring
+// (the seed's CreateEngineOpts): the one options type of engine
+// construction, filled from the store by engines.Build.
+type EngineOptions struct {
 	Workspace string // required: the permission boundary of files and commands
 	// Model defaults to OPENAI_MODEL; empty is an error at Run, never a guess.
 	Model string
@@ -98,34 +101,39 @@ type DefaultOptions struct {
 	Today string
 }
 
-// Wired is what NewDefault built besides the engine, for hosts that need to
+// Wired is what NewEngine built besides the engine, for hosts that need to
 // reach into it.
 type Wired struct {
 	Workspace *confine.Workspace
 	Shell     *shell.Manager
 	Todos     *todo.TodoList
 	Sandbox   *sandbox.Box
-	// VCS is the session's change tracker (DefaultOptions.VCS); nil when
+	// VCS is the session's change tracker (EngineOptions.VCS); nil when
 	// tracking is off or unavailable.
 	VCS *vcs.SessionVCS
 }
 
-// NewDefault is the seed's createDefaultEngine: it wires the provider, the
-// registry with every builtin tool, ConflictGuard, permissions with the
-// sandbox, and the default system prompt.
-func NewDefault(o DefaultOptions) (*engine.Engine, error) {
-	e, _, err := NewDefaultWired(o)
+// NewEngine is the seed's createDefaultEngine, the default wiring of an
+// engine: the OpenAI-compatible provider from the environment (unless one
+// is given), the registry with every builtin tool (files, shell, search,
+// web, git, diff, interactive, todo, media, terminals, explore),
+// ConflictGuard, permissions with the OS sandbox, the default system
+// prompt and, when asked, per-turn git snapshots. The engine package knows
+// none of these concretes. It starts nothing that outlives the engine: the
+// shell manager is closed by Engine.Close.
+func NewEngine(o EngineOptions) (*engine.Engine, error) {
+	e, _, err := NewEngineWired(o)
 	return e, err
 }
 
-// NewDefaultWired is NewDefault that also returns the wired parts.
-func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
+// NewEngineWired is NewEngine that also returns the wired parts.
+func NewEngineWired(o EngineOptions) (*engine.Engine, *Wired, error) {
 	if o.Workspace == "" {
-		return nil, nil, fmt.Errorf("new default engine: %w: workspace", engine.ErrMissingOption)
+		return nil, nil, fmt.Errorf("new engine: %w: workspace", engine.ErrMissingOption)
 	}
 	ws, err := confine.New(o.Workspace)
 	if err != nil {
-		return nil, nil, fmt.Errorf("new default engine: %w", err)
+		return nil, nil, fmt.Errorf("new engine: %w", err)
 	}
 	if o.Model == "" {
 		o.Model = os.Getenv("OPENAI_MODEL")
@@ -162,14 +170,14 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 		// SOCKS5_PROXY applies to the network tools as to the model:
 		// web_fetch, web_search's backends and media URLs dial through it.
 		if o.Web.HTTPClient, err = netproxy.EnvClient(); err != nil {
-			return nil, nil, fmt.Errorf("new default engine: %w", err)
+			return nil, nil, fmt.Errorf("new engine: %w", err)
 		}
 	}
 	// A required sandbox that is not available here does not stop the
 	// session: every shell command fails, saying why (Box.Wrap).
 	box, err := sandbox.NewBox(o.Sandbox)
 	if err != nil {
-		return nil, nil, fmt.Errorf("new default engine: %w", err)
+		return nil, nil, fmt.Errorf("new engine: %w", err)
 	}
 	if o.ToolResultDir != "" {
 		// The model reads spilled results with read_file: grant the folder
@@ -193,7 +201,7 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 	hook := o.Hook
 	var tracker *vcs.SessionVCS
 	if m, err := vcs.ParseMode(string(o.VCS.Mode)); err != nil {
-		return nil, nil, fmt.Errorf("new default engine: %w", err)
+		return nil, nil, fmt.Errorf("new engine: %w", err)
 	} else if m != vcs.ModeOff {
 		id := o.VCS.SessionID
 		if id == "" {
@@ -252,7 +260,7 @@ func NewDefaultWired(o DefaultOptions) (*engine.Engine, *Wired, error) {
 // newExploreChild builds the explore subagent: same provider and model, its
 // own context, PLAN mode, read-only file, search and git tools, and a final
 // tool-less report turn.
-func newExploreChild(parent *engine.Engine, o DefaultOptions, ws *confine.Workspace, parentCallID string) (*engine.Engine, error) {
+func newExploreChild(parent *engine.Engine, o EngineOptions, ws *confine.Workspace, parentCallID string) (*engine.Engine, error) {
 	reg := tools.NewRegistry()
 	fs.RegisterReadOnlyFileTools(reg, ws, nil)
 	search.RegisterSearchTool(reg, ws)

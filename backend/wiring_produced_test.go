@@ -1,4 +1,4 @@
-package agent_test
+package backend_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/agent"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
@@ -29,7 +29,7 @@ func TestProducedFilesAreWorkspaceRelative(t *testing.T) {
 			call("p1", "apply_patch", fmt.Sprintf(`{"patch":%q}`, patch)),
 		}},
 		scripted.Response{Text: "done"})
-	e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto, NoCompaction: true})
+	e, err := backend.NewEngine(backend.EngineOptions{Workspace: ws, Model: "m", Provider: p, Lang: "en", Mode: permission.ModeAuto, NoCompaction: true})
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "write"}}))

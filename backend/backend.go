@@ -106,13 +106,23 @@ type Backend struct {
 	lang     langState       // the shell's and the OS's locale (lang.go)
 }
 
-// New returns a backend over an open store.
+// New returns a backend over an open store. It first settles what a dead
+// process left in the store (RecoverInterrupted: a turn that waited for
+// answers is suspended, one that ran gets its turn_end); the turns it
+// left queued run at Start.
 func New(opts Options) (*Backend, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("new backend: %w: store is required", ErrConfig)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	ids, err := RecoverInterrupted(context.Background(), opts.Store)
+	if err != nil {
+		return nil, fmt.Errorf("new backend: %w", err)
+	}
+	if len(ids) > 0 {
+		opts.Logger.Info("sessions interrupted by the last exit", "sessions", ids)
 	}
 	if opts.SubscriberBuffer <= 0 {
 		opts.SubscriberBuffer = DefaultSubscriberBuffer

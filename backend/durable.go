@@ -144,7 +144,7 @@ func turnEndStatus(ev engine.Event) string {
 const RestartReason = "sidecar_restart"
 
 // RecoverInterrupted finds the sessions a dead process left busy and
-// settles them, before any turn runs (call it once at start):
+// settles them, before any turn runs (New calls it, once per open store):
 //   - a turn that waited for answers is suspended: one turn_suspended
 //     {reason: sidecar_restart, pendingRequests}; its requests stay
 //     answerable and the answer resumes it under the same turn id;

@@ -179,9 +179,6 @@ func (o *acpOwner) own(ctx context.Context) (b acp.Backend, err error) {
 			o.log.Warn("close store", "err", err)
 		}
 	})
-	if err := recoverInterrupted(ctx, st); err != nil {
-		return acp.Backend{}, err
-	}
 	terms := terminal.NewManager(terminal.Options{Logger: o.log})
 	undo = append(undo, func() { _ = terms.Close() })
 	kr := keychain.New(o.cfg.keyringService)

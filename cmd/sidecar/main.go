@@ -153,9 +153,6 @@ func run(args []string) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close()
-	if err := recoverInterrupted(ctx, st); err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -65,9 +65,9 @@
 // registries' locks (mcpProjects, sessionMCPs, termRegistry,
 // projectWatchers) are leaves too, except searchCache.mu, held across the
 // one settings row it caches so that the cache never disagrees with the
-// store. Session.loadMu (LockLoad) before Backend.mu and Session.mu.
+// store. Session.loadMu (lockLoad) before Backend.mu and Session.mu.
 // Sessions.mu before Session.mu before Session.subMu before
-// Subscription.mu; Session.loadMu (LockLoad) before Session.mu. Session.mu
+// Subscription.mu; Session.loadMu (lockLoad) before Session.mu. Session.mu
 // is held while an event or a status is queued on the store's writer (a
 // non-blocking send unless the writer's queue is full); the writer's
 // callbacks take only subMu, so this never deadlocks. No other lock is

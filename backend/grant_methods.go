@@ -49,8 +49,8 @@ func (s *Backend) Grants(ctx context.Context, p GrantsParams) (protocol.SessionG
 	if err != nil {
 		return protocol.SessionGrantsResult{}, err
 	}
-	h.LockLoad()
-	defer h.UnlockLoad()
+	h.lockLoad()
+	defer h.unlockLoad()
 	if eng := h.Loaded(); eng != nil {
 		return GrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
 	}
@@ -70,8 +70,8 @@ func (s *Backend) RevokeGrant(ctx context.Context, p RevokeGrantParams) (protoco
 	if err != nil {
 		return protocol.RevokedResult{}, err
 	}
-	h.LockLoad()
-	defer h.UnlockLoad()
+	h.lockLoad()
+	defer h.unlockLoad()
 	notHeld := fmt.Errorf("%w: session %q holds no %s grant %q", ErrNotFound, p.SessionID, p.Kind, p.Name)
 	if eng := h.Loaded(); eng != nil {
 		if !eng.Permissions().RevokeGrant(kind, p.Name) {

@@ -48,8 +48,8 @@ func (s *Backend) Respond(ctx context.Context, p RespondParams) (protocol.Reques
 // resumeIfAnswered resumes the turn of req when no request of the session
 // is pending any more and no turn runs.
 func (s *Backend) resumeIfAnswered(ctx context.Context, h *Session, req store.PendingRequest) (bool, error) {
-	h.LockResume() // two last answers at once resume once
-	defer h.UnlockResume()
+	h.lockResume() // two last answers at once resume once
+	defer h.unlockResume()
 	pend, err := s.opts.Store.PendingRequests(ctx, h.ID())
 	if err != nil {
 		return false, err

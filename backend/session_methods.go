@@ -51,7 +51,7 @@ func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) SessionInfo
 	// maybe a write behind), else the stored one.
 	status := ss.Status
 	if h := s.loadedHost(ss.ID); h != nil {
-		status = string(h.State())
+		status = string(h.turnState())
 	}
 	st, _ := ParseTurnState(status)
 	running := st.Busy()

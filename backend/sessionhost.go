@@ -180,7 +180,7 @@ func (h *Session) moveLocked(st TurnState, ev *store.EventInput) error {
 }
 
 // State is where the session's turns stand.
-func (h *Session) State() TurnState {
+func (h *Session) turnState() TurnState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.state
@@ -622,29 +622,29 @@ func (h *Session) SetApprovalTimeout(d time.Duration) {
 	h.mu.Unlock()
 }
 
-// LockLoad holds off engine loading until UnlockLoad: the grant methods
+// lockLoad holds off engine loading until unlockLoad: the grant methods
 // read and change grants with it held, so that a load never interleaves.
-func (h *Session) LockLoad() { h.loadMu.Lock() }
+func (h *Session) lockLoad() { h.loadMu.Lock() }
 
-// UnlockLoad ends LockLoad.
-func (h *Session) UnlockLoad() { h.loadMu.Unlock() }
+// unlockLoad ends lockLoad.
+func (h *Session) unlockLoad() { h.loadMu.Unlock() }
 
-// LockResume serializes the resume-after-last-answer check (a request's
-// answer, ending a suspended turn) until UnlockResume.
-func (h *Session) LockResume() { h.resumeMu.Lock() }
+// lockResume serializes the resume-after-last-answer check (a request's
+// answer, ending a suspended turn) until unlockResume.
+func (h *Session) lockResume() { h.resumeMu.Lock() }
 
-// UnlockResume ends LockResume.
-func (h *Session) UnlockResume() { h.resumeMu.Unlock() }
+// unlockResume ends lockResume.
+func (h *Session) unlockResume() { h.resumeMu.Unlock() }
 
 // RecordSessionEvent records an event that belongs to no turn.
 func (h *Session) RecordSessionEvent(ev engine.Event) {
 	h.record(nil, ev)
 }
 
-// Record records an event of turn turnID outside the runner (the end of a
+// recordEvent records an event of turn turnID outside the runner (the end of a
 // suspended turn); closePending closes the session's open requests in the
 // event's transaction.
-func (h *Session) Record(ev engine.Event, turnID string, closePending bool) error {
+func (h *Session) recordEvent(ev engine.Event, turnID string, closePending bool) error {
 	in, err := durableInput(ev, nil, "")
 	if err != nil {
 		return err
@@ -753,7 +753,7 @@ func (s *Sessions) ResumeQueued(ctx context.Context) error {
 			return 1
 		}
 		slices.SortStableFunc(qts, func(a, b store.QueuedTurn) int { return cmp.Compare(rank(a), rank(b)) })
-		suspended := h.State() == StateSuspended
+		suspended := h.turnState() == StateSuspended
 		for _, qt := range qts {
 			job, err := h.jobOf(qt)
 			if err != nil {

@@ -21,5 +21,5 @@ func TestIllegalTransitionLogged(t *testing.T) {
 	require.ErrorIs(t, err, ErrIllegalTransition)
 	require.Equal(t, StateIdle, st)
 	require.Contains(t, buf.String(), "illegal turn state transition: idle → awaiting")
-	require.Equal(t, StateQueued, h.State())
+	require.Equal(t, StateQueued, h.turnState())
 }

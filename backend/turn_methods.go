@@ -128,7 +128,7 @@ func (s *Backend) Resume(ctx context.Context, p sessionIDParams) (protocol.TurnR
 	// its turn_end (it died with nothing pending) is continued by a new
 	// turn: every turn id has exactly one turn_end.
 	id := turnID
-	if h.State() != StateSuspended {
+	if h.turnState() != StateSuspended {
 		id = newTurnID()
 	}
 	pos, err := h.Enqueue(ctx, Job{Kind: JobResume, ID: id, From: turnID})
@@ -198,9 +198,9 @@ const SuspendedEndReason = "interrupted_while_suspended"
 // turn_end, which closes its requests in the same transaction, and reports
 // whether there was such a turn.
 func (s *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
-	h.LockResume() // never at the same time as an answer's resume
-	defer h.UnlockResume()
-	if h.State() != StateSuspended {
+	h.lockResume() // never at the same time as an answer's resume
+	defer h.unlockResume()
+	if h.turnState() != StateSuspended {
 		return false, nil
 	}
 	turnID, err := s.resumeTurnID(ctx, h.ID())
@@ -219,7 +219,7 @@ func (s *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.
-		if err := h.Record(ev, turnID, ev.Type == engine.EventTurnEnd); err != nil {
+		if err := h.recordEvent(ev, turnID, ev.Type == engine.EventTurnEnd); err != nil {
 			return false, err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
-	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -58,11 +57,9 @@ func (h *Session) maybeName(eng *engine.Engine) {
 	})
 }
 
-// namesSessions reports whether sessions of a provider are named.
+// namesSessions reports whether sessions of a provider are named (it says
+// so, llm.SessionNamer: the backend asserts no concrete provider).
 func namesSessions(p llm.Provider) bool {
-	if _, real := p.(*openai.Provider); real {
-		return true
-	}
-	n, ok := p.(interface{ NamesSessions() bool })
+	n, ok := p.(llm.SessionNamer)
 	return ok && n.NamesSessions()
 }

@@ -66,6 +66,11 @@ type Options struct {
 	// waiting (mcp.status, mcp.changed); the transport never blocks on a
 	// slow client for it.
 	Broadcast func(method string, params any)
+	// Envelope wraps a notification's encoded params in the transport's
+	// frame (required): the backend encodes the params of its streams
+	// (session.event, terminal.*), the front door builds the envelope
+	// (ipc: wsrpc.NotificationFrame).
+	Envelope func(method string, params []byte) []byte
 	// IsConfigError reports whether an error that kept a turn from starting
 	// is a configuration problem (its error event says errorType "config"):
 	// the front door's error mapping decides. Nil: none is.
@@ -114,6 +119,9 @@ func New(opts Options) (*Backend, error) {
 	if opts.Store == nil {
 		return nil, fmt.Errorf("new backend: %w: store is required", ErrConfig)
 	}
+	if opts.Envelope == nil {
+		return nil, fmt.Errorf("new backend: %w: envelope is required", ErrConfig)
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -159,6 +167,7 @@ func New(opts Options) (*Backend, error) {
 		IsConfigError:    opts.IsConfigError,
 		Lang:             b.langOf,
 		Closing:          b.isClosing,
+		Envelope:         opts.Envelope,
 	})
 	return b, nil
 }

@@ -23,7 +23,7 @@
 // Sessions in this process: one Session
 // per session (created on first use, sessionhost.go) owns its turn queue
 // and the runner goroutine that pulls the engine's events and hands each to
-// the store (record.go; a stream's deltas coalesced, deltas.go), the delivery of committed events to subscribers
+// the store (durable.go; a stream's deltas coalesced, deltas.go), the delivery of committed events to subscribers
 // (subscribe.go, eventframe.go), the durable approvals and questions that
 // the engine's Approver and Interactor wait on (bridge.go), the lazy
 // loading of its engine (engineload.go) through Engines, the

@@ -29,7 +29,7 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 		if queued {
 			return StateQueued, true
 		}
-		if turnEndStatus(ev) == engine.StatusInterrupted {
+		if factsOf(ev).Status == engine.StatusInterrupted {
 			return StateInterrupted, true
 		}
 		return StateIdle, true
@@ -68,19 +68,11 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 	checkpoint := false
 	switch {
 	case ev.Type.Interactive():
-		requestID, callID := interactiveIDs(ev.Data)
-		if requestID == "" {
-			var ids struct {
-				RequestID string `json:"requestId"`
-				ReqID     string `json:"reqId"`
-			}
-			_ = json.Unmarshal(data, &ids)
-			requestID, callID = ids.RequestID, ids.ReqID
-		}
-		if requestID == "" {
+		f := readFacts(data)
+		if f.RequestID == "" {
 			return store.EventInput{}, fmt.Errorf("record %s: %w: no requestId", ev.Type, store.ErrInvalid)
 		}
-		in.Pending = &store.PendingInput{RequestID: requestID, Kind: requestKind(ev.Type), ToolCallID: callID}
+		in.Pending = &store.PendingInput{RequestID: f.RequestID, Kind: requestKind(ev.Type), ToolCallID: f.ReqID}
 		checkpoint = true
 	case ev.Type == engine.EventTurnStart:
 		in.CountTask, in.Dequeue = true, true
@@ -88,11 +80,10 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 		checkpoint = true
 	case ev.Type == engine.EventTurnEnd:
 		in.Dequeue, checkpoint = true, true
-		in.ClosePending = turnEndStatus(ev) != engine.StatusInterrupted
+		in.ClosePending = readFacts(data).Status != engine.StatusInterrupted
 	case ev.Type == engine.EventSessionNamed:
-		var d engine.SessionNamedData
-		if json.Unmarshal(data, &d) == nil && d.Name != "" {
-			in.Title = &store.Title{Name: d.Name, Source: d.Source}
+		if f := readFacts(data); f.Name != "" {
+			in.Title = &store.Title{Name: f.Name, Source: f.Source}
 		}
 	}
 	if checkpoint && history != nil {
@@ -119,24 +110,33 @@ func requestKind(t engine.EventType) string {
 	return ""
 }
 
-// turnEndStatus is a turn_end's status ("" for any other event).
-func turnEndStatus(ev engine.Event) string {
-	switch d := ev.Data.(type) {
-	case engine.TurnEndData:
-		return d.Status
-	case *engine.TurnEndData:
-		return d.Status
+// eventFacts is what the host reads of an event's data: the request ids of
+// an interactive event, a turn_end's status, a session_named's name. It is
+// read from the data as recorded and sent (its JSON), the one shape every
+// event has, whatever type carries it in memory.
+type eventFacts struct {
+	RequestID string `json:"requestId"`
+	ReqID     string `json:"reqId"` // the tool call id
+	Status    string `json:"status"`
+	Name      string `json:"name"`
+	Source    string `json:"source"`
+}
+
+// readFacts reads the facts of an event's encoded data (zero values when
+// it has none).
+func readFacts(data []byte) eventFacts {
+	var f eventFacts
+	_ = json.Unmarshal(data, &f) // data the engine encoded; a bad one has no facts
+	return f
+}
+
+// factsOf reads the facts of an event not yet encoded.
+func factsOf(ev engine.Event) eventFacts {
+	data, err := ev.MarshalData()
+	if err != nil {
+		return eventFacts{}
 	}
-	if ev.Type != engine.EventTurnEnd {
-		return ""
-	}
-	var end struct {
-		Status string `json:"status"`
-	}
-	if b, err := ev.MarshalData(); err == nil {
-		_ = json.Unmarshal(b, &end)
-	}
-	return end.Status
+	return readFacts(data)
 }
 
 // RestartReason is the reason of the turn_suspended or turn_end recorded

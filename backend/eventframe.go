@@ -9,17 +9,19 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
-// eventFrame encodes a session.event notification. It is the hot path of
-// streaming (one frame per delta), so it appends by hand instead of running
-// encoding/json over the already-encoded data a second time. The output is
-// the same JSON that encodeNotification("session.event", ev) produces.
-func eventFrame(ev store.Event) []byte {
+// eventParams encodes the params of a session.event notification
+// (protocol.SessionEvent); the transport wraps them in the notification's
+// envelope (Options.Envelope). It is the hot path of streaming (one frame
+// per delta), so it appends by hand instead of running encoding/json over
+// the already-encoded data a second time. The output is the same JSON that
+// encoding/json produces for the event.
+func eventParams(ev store.Event) []byte {
 	data := ev.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	b := make([]byte, 0, 160+len(data)+len(ev.SessionID)+len(ev.TurnID))
-	b = append(b, `{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":`...)
+	b := make([]byte, 0, 100+len(data)+len(ev.SessionID)+len(ev.TurnID))
+	b = append(b, `{"sessionId":`...)
 	b = AppendJSONString(b, ev.SessionID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, ev.Seq, 10)
@@ -33,7 +35,7 @@ func eventFrame(ev store.Event) []byte {
 	b = append(b, data...)
 	b = append(b, `,"time":"`...)
 	b = ev.Time.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `"}}`...)
+	b = append(b, `"}`...)
 	return b
 }
 

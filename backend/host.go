@@ -39,6 +39,9 @@ type Config struct {
 	// people of the events the host records itself (nil: the engine's
 	// default).
 	Lang func(sessionID string) string
+	// Envelope wraps a notification's encoded params in the transport's
+	// frame (required; the transport's, e.g. wsrpc.NotificationFrame).
+	Envelope func(method string, params []byte) []byte
 	// Closing reports whether the server is shutting down: a turn waiting
 	// for an answer is then suspended (resumable after a restart) instead
 	// of interrupted.
@@ -140,6 +143,12 @@ func (s *Sessions) Forget(id string) {
 }
 
 func (s *Sessions) isClosing() bool { return s.opts.Closing() }
+
+// eventFrame is the session.event frame of a committed event, encoded once
+// for every subscriber.
+func (s *Sessions) eventFrame(ev store.Event) []byte {
+	return s.opts.Envelope("session.event", eventParams(ev))
+}
 
 // Client is a connected client the backend streams to or binds state to
 // (terminal.output streams, the MCP servers a client gave a session): a

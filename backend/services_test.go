@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/store"
@@ -22,7 +23,7 @@ func newTestBackend(t *testing.T, p llm.Provider) *Backend {
 	dir := t.TempDir()
 	st, err := store.Open(t.Context(), filepath.Join(dir, "data"), store.Options{})
 	require.NoError(t, err)
-	b, err := New(Options{Store: st, DataDir: filepath.Join(dir, "data"), Provider: p, Logger: slog.New(slog.DiscardHandler)})
+	b, err := New(Options{Store: st, DataDir: filepath.Join(dir, "data"), Provider: p, Logger: slog.New(slog.DiscardHandler), Envelope: wsrpc.NotificationFrame})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -390,7 +390,7 @@ func (h *Session) answeredBefore(ev engine.Event) bool {
 	if !ev.Type.Interactive() {
 		return false
 	}
-	_, callID := interactiveIDs(ev.Data)
+	callID := factsOf(ev).ReqID
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, ok := h.preAnswered[callID]

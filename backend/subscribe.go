@@ -167,7 +167,7 @@ func (sub *Subscription) Pump(afterSeq, upTo int64) {
 }
 
 func (sub *Subscription) send(ev store.Event) bool {
-	return sub.enqueue(eventFrame(ev))
+	return sub.enqueue(sub.h.s.eventFrame(ev))
 }
 
 // enqueue queues a frame on the connection, waiting for room until the
@@ -214,7 +214,7 @@ func (h *Session) removeSub(sub *Subscription) {
 // committed, in seq order. It never blocks: a subscriber whose buffer is
 // full is dropped.
 func (h *Session) broadcast(ev store.Event) {
-	frame := eventFrame(ev)
+	frame := h.s.eventFrame(ev)
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	if ev.Seq > h.committed {

@@ -109,7 +109,7 @@ func (ts *termSub) stop() {
 func (ts *termSub) Output(o terminal.Output) bool {
 	for off := 0; off < len(o.Data); off += ts.chunk {
 		end := min(off+ts.chunk, len(o.Data))
-		if !ts.send(terminalOutputFrame(ts.idJSON, o.Seq+int64(off), o.Data[off:end])) {
+		if !ts.send(ts.s.opts.Envelope("terminal.output", terminalOutputParams(ts.idJSON, o.Seq+int64(off), o.Data[off:end]))) {
 			return false
 		}
 	}
@@ -118,7 +118,7 @@ func (ts *termSub) Output(o terminal.Output) bool {
 
 // Exit sends terminal.exit; the subscription is over.
 func (ts *termSub) Exit(e terminal.Exit) {
-	b, err := notificationFrame("terminal.exit", protocol.TerminalExit{TerminalID: e.TerminalID, ExitCode: e.ExitCode})
+	b, err := ts.s.notificationFrame("terminal.exit", protocol.TerminalExit{TerminalID: e.TerminalID, ExitCode: e.ExitCode})
 	if err == nil {
 		ts.send(b)
 	}
@@ -129,7 +129,7 @@ func (ts *termSub) Exit(e terminal.Exit) {
 // Dropped sends terminal.dropped; the subscription is over.
 func (ts *termSub) Dropped(id string, firstMissed int64) {
 	ts.c.Log().Info("terminal subscriber dropped", "terminal", id, "seq", firstMissed)
-	b, err := notificationFrame("terminal.dropped", TerminalDropped{TerminalID: id, Seq: firstMissed})
+	b, err := ts.s.notificationFrame("terminal.dropped", TerminalDropped{TerminalID: id, Seq: firstMissed})
 	if err == nil {
 		ts.send(b)
 	}
@@ -137,21 +137,20 @@ func (ts *termSub) Dropped(id string, firstMissed int64) {
 	ts.cancel()
 }
 
-// notificationFrame encodes a JSON-RPC notification (the frame the
-// transport's Notify would queue).
-func notificationFrame(method string, params any) ([]byte, error) {
-	return json.Marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
+// notificationFrame is a notification's frame in the transport's envelope.
+func (s *Backend) notificationFrame(method string, params any) ([]byte, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.opts.Envelope(method, p), nil
 }
 
-// terminalOutputFrame encodes a terminal.output notification by hand (the
-// streaming hot path); it is the JSON encodeNotification would produce for
-// terminal.Output.
-func terminalOutputFrame(idJSON []byte, seq int64, data []byte) []byte {
-	const head = `{"jsonrpc":"2.0","method":"terminal.output","params":{"terminalId":`
+// terminalOutputParams encodes the params of a terminal.output
+// notification by hand (the streaming hot path); it is the JSON
+// encoding/json would produce for terminal.Output.
+func terminalOutputParams(idJSON []byte, seq int64, data []byte) []byte {
+	const head = `{"terminalId":`
 	n := base64.StdEncoding.EncodedLen(len(data))
 	b := make([]byte, 0, len(head)+len(idJSON)+40+n)
 	b = append(b, head...)
@@ -160,7 +159,7 @@ func terminalOutputFrame(idJSON []byte, seq int64, data []byte) []byte {
 	b = strconv.AppendInt(b, seq, 10)
 	b = append(b, `,"data":"`...)
 	b = base64.StdEncoding.AppendEncode(b, data)
-	return append(b, `"}}`...)
+	return append(b, `"}`...)
 }
 
 // termRegistry holds the terminal subscriptions of every connection.

@@ -259,3 +259,35 @@ func encodeError(id json.RawMessage, we *WireError) []byte {
 func EncodeNotification(method string, params any) ([]byte, error) {
 	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
 }
+
+// NotificationFrame is the JSON-RPC envelope of a notification whose params
+// are already encoded (a JSON object): the same bytes EncodeNotification
+// produces for them, without encoding them again. The backend encodes the
+// params of its streams (session.event, terminal.output) once per event
+// and the transport wraps them here.
+func NotificationFrame(method string, params []byte) []byte {
+	const head, mid = `{"jsonrpc":"2.0","method":`, `,"params":`
+	b := make([]byte, 0, len(head)+len(method)+2+len(mid)+len(params)+1)
+	b = append(b, head...)
+	b = appendMethod(b, method)
+	b = append(b, mid...)
+	if len(params) == 0 {
+		params = []byte("null")
+	}
+	b = append(b, params...)
+	return append(b, '}')
+}
+
+// appendMethod appends a method name as a JSON string; names are plain
+// ASCII, anything else goes through encoding/json.
+func appendMethod(b []byte, m string) []byte {
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(m) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, m...)
+	return append(b, '"')
+}

@@ -2,8 +2,9 @@ package wsrpc
 
 import (
 	"encoding/json"
-	"github.com/zqagent/sidecar/protocol"
 	"testing"
+
+	"github.com/zqagent/sidecar/protocol"
 
 	"github.com/stretchr/testify/require"
 )
@@ -124,4 +125,22 @@ func TestWireErrorMapping(t *testing.T) {
 	we := &WireError{Code: CodeNotFound, Message: "x"}
 	require.ErrorIs(t, we, ErrNotFound)
 	require.NotErrorIs(t, we, ErrConflict)
+}
+
+// TestNotificationFrameIsTheEncodersEnvelope: wrapping encoded params gives
+// the bytes EncodeNotification makes of them.
+func TestNotificationFrameIsTheEncodersEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		params string
+	}{
+		{"session.event", `{"sessionId":"s","seq":1,"type":"turn_end","data":{},"time":"2026-01-01T00:00:00Z"}`},
+		{"terminal.output", `{"terminalId":"t","seq":0,"data":"aGk="}`},
+		{"odd\"method", `{}`},
+		{"mcp.status", `[1,2]`},
+	} {
+		want, err := EncodeNotification(tc.method, json.RawMessage(tc.params))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(NotificationFrame(tc.method, []byte(tc.params))))
+	}
 }

@@ -14,7 +14,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/protocol"
@@ -547,7 +546,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return backend.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
+		return protocol.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
 	case engine.EventPlanProposed:
 		var d engine.PlanProposedData
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -561,7 +560,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return backend.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
+		return protocol.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
 	case engine.EventDirectoryRequested:
 		var d engine.DirectoryRequestedData
 		if err := json.Unmarshal(raw, &d); err != nil {
@@ -581,14 +580,14 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return backend.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
+		return protocol.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
 	case engine.EventAskUserQuestion:
 		var d engine.AskUserQuestionData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
 		if len(d.Options) == 0 {
-			return backend.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
+			return protocol.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
 		}
 		// The title is the question's first line; the content has all of it.
 		question := engine.DisplayText(d.Question)
@@ -599,7 +598,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return backend.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
+		return protocol.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
 	}
 	return nil, "", errors.New("not an interactive event: " + typ)
 }

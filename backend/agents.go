@@ -26,11 +26,8 @@ const defaultAgent = "code"
 // agentName is what an agent may be called.
 var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// AgentInfo is an agent definition on the wire.
-type AgentInfo = protocol.Agent
-
-func agentInfo(a store.AgentDef) AgentInfo {
-	return AgentInfo{Name: a.Name, Description: a.Description, Prompt: a.Prompt, Model: a.Model, Builtin: a.Builtin, UpdatedAt: a.UpdatedAt}
+func agentInfo(a store.AgentDef) protocol.Agent {
+	return protocol.Agent{Name: a.Name, Description: a.Description, Prompt: a.Prompt, Model: a.Model, Builtin: a.Builtin, UpdatedAt: a.UpdatedAt}
 }
 
 func builtinAgent(name string) (store.AgentDef, bool) {
@@ -102,7 +99,7 @@ func (s *Backend) Agents(ctx context.Context, p protocol.Empty) (protocol.Agents
 	if err != nil {
 		return protocol.AgentsListResult{}, err
 	}
-	out := make([]AgentInfo, 0, len(builtinAgents)+len(stored))
+	out := make([]protocol.Agent, 0, len(builtinAgents)+len(stored))
 	for _, a := range builtinAgents {
 		out = append(out, agentInfo(a))
 	}
@@ -114,10 +111,7 @@ func (s *Backend) Agents(ctx context.Context, p protocol.Empty) (protocol.Agents
 	return protocol.AgentsListResult{Agents: out}, nil
 }
 
-// AgentAddParams are the params of agents.add.
-type AgentAddParams = protocol.AgentsAddParams
-
-func (s *Backend) AddAgent(ctx context.Context, p AgentAddParams) (protocol.Agent, error) {
+func (s *Backend) AddAgent(ctx context.Context, p protocol.AgentsAddParams) (protocol.Agent, error) {
 	if !agentName.MatchString(p.Name) {
 		return protocol.Agent{}, protocol.InvalidField("name", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
@@ -136,11 +130,7 @@ func (s *Backend) AddAgent(ctx context.Context, p AgentAddParams) (protocol.Agen
 	return s.storedAgentInfo(ctx, p.Name)
 }
 
-// AgentUpdateParams are the params of agents.update; absent members are
-// unchanged.
-type AgentUpdateParams = protocol.AgentsUpdateParams
-
-func (s *Backend) UpdateAgent(ctx context.Context, p AgentUpdateParams) (protocol.Agent, error) {
+func (s *Backend) UpdateAgent(ctx context.Context, p protocol.AgentsUpdateParams) (protocol.Agent, error) {
 	if _, ok := builtinAgent(p.Name); ok {
 		return protocol.Agent{}, fmt.Errorf("%w: agent %q is builtin and cannot be changed", ErrForbidden, p.Name)
 	}
@@ -178,10 +168,10 @@ func (s *Backend) RemoveAgent(ctx context.Context, p protocol.NameParams) (proto
 	return protocol.RemovedResult{Removed: true}, nil
 }
 
-func (s *Backend) storedAgentInfo(ctx context.Context, name string) (AgentInfo, error) {
+func (s *Backend) storedAgentInfo(ctx context.Context, name string) (protocol.Agent, error) {
 	a, err := s.agent(ctx, name)
 	if err != nil {
-		return AgentInfo{}, err
+		return protocol.Agent{}, err
 	}
 	return agentInfo(a), nil
 }

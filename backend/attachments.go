@@ -9,15 +9,6 @@ import (
 	"github.com/zqagent/sidecar/tools/media"
 )
 
-// Attachment limits (seed §13): the media library's, the one rule.
-const (
-	MaxAttachments     = media.MaxAttachments
-	MaxAttachmentBytes = media.MaxAttachmentBytes
-)
-
-// AttachmentWire is an attachment as a client sends it.
-type AttachmentWire = protocol.Attachment
-
 // saveAttachments validates the attachments with the library's rules
 // (media.SaveUploads, NormalizeAttachments' normalization: media types
 // only, non-empty, a data URL whose type matches mimeType, at most 4,

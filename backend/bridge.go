@@ -20,18 +20,6 @@ import (
 // stored in the event's transaction. The bridge then waits for
 // request.respond (or the session's approval timeout).
 
-// The answers of request.respond, by request kind (the wire types).
-type (
-	// ApprovalResponse answers a permission_required request.
-	ApprovalResponse = protocol.ApprovalResponse
-	// QuestionResponse answers an ask_user_question request.
-	QuestionResponse = protocol.QuestionResponse
-	// PlanResponse answers a plan_proposed request.
-	PlanResponse = protocol.PlanResponse
-	// DirectoryResponse answers a directory_requested request.
-	DirectoryResponse = protocol.DirectoryResponse
-)
-
 // denyResponse is what a timed-out approval is answered with.
 var denyResponse = json.RawMessage(`{"outcome":"deny"}`)
 
@@ -129,7 +117,7 @@ func (h *Session) approve(ctx context.Context, req permission.Request) (permissi
 	if err != nil {
 		return permission.OutcomeDeny, err
 	}
-	var r ApprovalResponse
+	var r protocol.ApprovalResponse
 	if err := json.Unmarshal(resp, &r); err != nil {
 		return permission.OutcomeDeny, fmt.Errorf("approval %s: %w", req.RequestID, err)
 	}
@@ -170,7 +158,7 @@ func (x interactor) wait(ctx context.Context, callID string, dst any) error {
 
 // AskUser implements interact.Handlers.
 func (x interactor) AskUser(ctx context.Context, callID string, _ interact.Question) (string, error) {
-	var r QuestionResponse
+	var r protocol.QuestionResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
 		return "", err
 	}
@@ -179,7 +167,7 @@ func (x interactor) AskUser(ctx context.Context, callID string, _ interact.Quest
 
 // ProposePlan implements interact.Handlers.
 func (x interactor) ProposePlan(ctx context.Context, callID string, _ interact.Plan) (interact.PlanAnswer, error) {
-	var r PlanResponse
+	var r protocol.PlanResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
 		return interact.PlanAnswer{}, err
 	}
@@ -188,7 +176,7 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, _ interact.P
 
 // RequestDirectory implements interact.Handlers.
 func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
-	var r DirectoryResponse
+	var r protocol.DirectoryResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
 		return interact.DirAnswer{}, err
 	}

@@ -137,7 +137,7 @@ func (s *Backend) TrustGit(ctx context.Context, p protocol.ProjectTrustGitParams
 	return s.projectInfo(ctx, pr, ps), nil
 }
 
-func (s *Backend) UntrustGit(ctx context.Context, p projectIDParams) (protocol.Project, error) {
+func (s *Backend) UntrustGit(ctx context.Context, p protocol.ProjectIDParams) (protocol.Project, error) {
 	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.Project{}, err

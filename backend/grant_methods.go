@@ -15,26 +15,17 @@ import (
 // store is its copy, saved on every change); otherwise the store does. The
 // host's loadMu keeps a revocation and an engine load from interleaving.
 
-// The wire types of session.grants and session.revokeGrant.
-type (
-	GrantInfo         = protocol.Grant
-	GrantsParams      = protocol.SessionIDParams
-	GrantsResult      = protocol.SessionGrantsResult
-	RevokeGrantParams = protocol.SessionRevokeGrantParams
-	RevokeGrantResult = protocol.RevokedResult
-)
-
 // grantInfos lists grants on the wire. A stored tool grant of a form that
 // grants nothing any more (tools.StaleToolGrant: the generic mcp_call_tool,
 // an MCP tool by its registered name) is left out, as the permission engine
 // drops it when the session loads (RestoreGrant).
-func grantInfos(gs []permission.SessionGrant) []GrantInfo {
-	out := make([]GrantInfo, 0, len(gs))
+func grantInfos(gs []permission.SessionGrant) []protocol.Grant {
+	out := make([]protocol.Grant, 0, len(gs))
 	for _, g := range gs {
 		if g.Kind == permission.GrantTool && tools.StaleToolGrant(g.Name) {
 			continue
 		}
-		gi := GrantInfo{Kind: string(g.Kind), Name: g.Name}
+		gi := protocol.Grant{Kind: string(g.Kind), Name: g.Name}
 		if !g.GrantedAt.IsZero() {
 			at := g.GrantedAt.UTC()
 			gi.GrantedAt = &at
@@ -44,7 +35,7 @@ func grantInfos(gs []permission.SessionGrant) []GrantInfo {
 	return out
 }
 
-func (s *Backend) Grants(ctx context.Context, p GrantsParams) (protocol.SessionGrantsResult, error) {
+func (s *Backend) Grants(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGrantsResult, error) {
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionGrantsResult{}, err
@@ -52,16 +43,16 @@ func (s *Backend) Grants(ctx context.Context, p GrantsParams) (protocol.SessionG
 	h.lockLoad()
 	defer h.unlockLoad()
 	if eng := h.Loaded(); eng != nil {
-		return GrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
+		return protocol.SessionGrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
 	}
 	g, err := s.opts.Store.Grants(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionGrantsResult{}, err
 	}
-	return GrantsResult{Grants: grantInfos(SessionGrantsOf(g))}, nil
+	return protocol.SessionGrantsResult{Grants: grantInfos(SessionGrantsOf(g))}, nil
 }
 
-func (s *Backend) RevokeGrant(ctx context.Context, p RevokeGrantParams) (protocol.RevokedResult, error) {
+func (s *Backend) RevokeGrant(ctx context.Context, p protocol.SessionRevokeGrantParams) (protocol.RevokedResult, error) {
 	kind := permission.GrantKind(string(p.Kind))
 	if kind != permission.GrantTool && kind != permission.GrantCommand {
 		return protocol.RevokedResult{}, protocol.InvalidField("kind", `must be "tool" or "command"`)
@@ -80,7 +71,7 @@ func (s *Backend) RevokeGrant(ctx context.Context, p RevokeGrantParams) (protoco
 		if err := h.SaveGrants(ctx, eng); err != nil {
 			return protocol.RevokedResult{}, err
 		}
-		return RevokeGrantResult{Revoked: true}, nil
+		return protocol.RevokedResult{Revoked: true}, nil
 	}
 	g, err := s.opts.Store.Grants(ctx, p.SessionID)
 	if err != nil {
@@ -99,5 +90,5 @@ func (s *Backend) RevokeGrant(ctx context.Context, p RevokeGrantParams) (protoco
 	if err := s.opts.Store.SaveGrants(ctx, p.SessionID, g); err != nil {
 		return protocol.RevokedResult{}, err
 	}
-	return RevokeGrantResult{Revoked: true}, nil
+	return protocol.RevokedResult{Revoked: true}, nil
 }

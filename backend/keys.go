@@ -14,10 +14,6 @@ import (
 // profiles.
 var wellKnownProviders = []string{DefaultProfile, "deepseek"}
 
-// KeyStatus is a provider's key status on the wire: whether a key is
-// configured and where it comes from. It never carries the key.
-type KeyStatus = protocol.KeyStatus
-
 // errNoKeyring is the error of keys.set and keys.delete on a server built
 // without a keyring.
 var errNoKeyring = fmt.Errorf("%w: this sidecar has no OS keychain; set the provider's API key environment variable (e.g. OPENAI_API_KEY) instead", keychain.ErrUnavailable)
@@ -66,7 +62,7 @@ func (s *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.Ke
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	out := make([]KeyStatus, len(names))
+	out := make([]protocol.KeyStatus, len(names))
 	for i, n := range names {
 		out[i] = s.keyStatus(n)
 	}
@@ -77,11 +73,11 @@ func (s *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.Ke
 // environment. Without a keyring only the environment is looked at. The
 // keyring answers from its cache, and within keychain.LookupTimeout when it
 // must ask a keychain that does not answer (Error then says so).
-func (s *Backend) keyStatus(provider string) KeyStatus {
+func (s *Backend) keyStatus(provider string) protocol.KeyStatus {
 	if kr := s.opts.Keyring; kr != nil {
-		return KeyStatus(kr.Status(context.Background(), provider))
+		return protocol.KeyStatus(kr.Status(context.Background(), provider))
 	}
-	st := KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}
+	st := protocol.KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}
 	if os.Getenv(st.EnvVar) != "" {
 		st.Configured, st.Source = true, keychain.SourceEnv
 	}

@@ -18,20 +18,7 @@ import (
 // never lose one another's changes; connecting runs in the background and
 // is reported by mcp.status notifications.
 
-// The params of the mcp.* methods.
-type (
-	mcpProjectParams = protocol.ProjectIDParams
-	mcpAddParams     = protocol.MCPAddParams
-	mcpUpdateParams  = protocol.MCPUpdateParams
-	mcpTrustParams   = protocol.MCPTrustParams
-	mcpNameParams    = protocol.MCPNameParams
-)
-
-// MCPServerResult is the result of mcp.add, mcp.update, mcp.refresh,
-// mcp.trust and mcp.untrust.
-type MCPServerResult = protocol.MCPServerResult
-
-func (s *Backend) MCPList(ctx context.Context, p mcpProjectParams) (protocol.MCPListResult, error) {
+func (s *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (protocol.MCPListResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPListResult{}, err
@@ -43,10 +30,10 @@ func (s *Backend) MCPList(ctx context.Context, p mcpProjectParams) (protocol.MCP
 	if err != nil {
 		return protocol.MCPListResult{}, err
 	}
-	return MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: wireWarnings(warns), ConfigPath: pm.path}, nil
+	return protocol.MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: wireWarnings(warns), ConfigPath: pm.path}, nil
 }
 
-func (s *Backend) AddMCP(ctx context.Context, p mcpAddParams) (protocol.MCPServerResult, error) {
+func (s *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol.MCPServerResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -70,10 +57,10 @@ func (s *Backend) AddMCP(ctx context.Context, p mcpAddParams) (protocol.MCPServe
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
-	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
+	return protocol.MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
-func (s *Backend) UpdateMCP(ctx context.Context, p mcpUpdateParams) (protocol.MCPServerResult, error) {
+func (s *Backend) UpdateMCP(ctx context.Context, p protocol.MCPUpdateParams) (protocol.MCPServerResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -102,10 +89,10 @@ func (s *Backend) UpdateMCP(ctx context.Context, p mcpUpdateParams) (protocol.MC
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
 	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
-	return MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
+	return protocol.MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
-func (s *Backend) RemoveMCP(ctx context.Context, p mcpNameParams) (protocol.RemovedResult, error) {
+func (s *Backend) RemoveMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.RemovedResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.RemovedResult{}, err
@@ -132,7 +119,7 @@ func (s *Backend) RemoveMCP(ctx context.Context, p mcpNameParams) (protocol.Remo
 // mcpRefresh reconnects a server and waits for the handshake: a failed
 // connect is not an error of the call, it is the server's state (failed,
 // with lastError).
-func (s *Backend) RefreshMCP(ctx context.Context, p mcpNameParams) (protocol.MCPServerResult, error) {
+func (s *Backend) RefreshMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -151,14 +138,14 @@ func (s *Backend) RefreshMCP(ctx context.Context, p mcpNameParams) (protocol.MCP
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
-	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
+	return protocol.MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpTrust approves a server's config: the hash the trust card showed
 // (mcp.list). A hash that is not the current config's is refused (-32003):
 // the file changed since it was shown. The server then connects in the
 // background.
-func (s *Backend) TrustMCP(ctx context.Context, p mcpTrustParams) (protocol.MCPServerResult, error) {
+func (s *Backend) TrustMCP(ctx context.Context, p protocol.MCPTrustParams) (protocol.MCPServerResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -175,11 +162,11 @@ func (s *Backend) TrustMCP(ctx context.Context, p mcpTrustParams) (protocol.MCPS
 	if info.State == mcp.StateClosed {
 		pm.goLocked(func() { _ = pm.mgr.Connect(pm.ctx, p.Name) })
 	}
-	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
+	return protocol.MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // mcpUntrust revokes a server's approval; a running server is stopped.
-func (s *Backend) UntrustMCP(ctx context.Context, p mcpNameParams) (protocol.MCPServerResult, error) {
+func (s *Backend) UntrustMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
 	pm, err := s.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -193,7 +180,7 @@ func (s *Backend) UntrustMCP(ctx context.Context, p mcpNameParams) (protocol.MCP
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
-	return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
+	return protocol.MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 }
 
 // connectLaterLocked connects an enabled server in the background (pm.mu

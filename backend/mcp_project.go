@@ -50,18 +50,6 @@ type projectMCP struct {
 	closed   bool
 }
 
-// The wire types of mcp.* and its notifications.
-type (
-	// MCPStatus is the params of an mcp.status notification.
-	MCPStatus = protocol.MCPStatusNotification
-	// MCPChanged is the params of an mcp.changed notification.
-	MCPChanged = protocol.MCPChanged
-	// MCPServerInfo is a server in mcp.list and the mcp.* results.
-	MCPServerInfo = protocol.MCPServer
-	// MCPListResult is the result of mcp.list.
-	MCPListResult = protocol.MCPListResult
-)
-
 // mcpStatusWire is a server's state on the wire.
 func mcpStatusWire(st mcp.Status) protocol.MCPStatus {
 	return protocol.MCPStatus{
@@ -115,7 +103,7 @@ func (s *Backend) openMCP(projectID, root string) {
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
 		Trust:     &mcpTrust{st: s.opts.Store, projectID: projectID},
 		OnStatus: func(st mcp.Status) {
-			s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
+			s.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
 		},
 		Logger: s.log.With("project", projectID),
 	})
@@ -261,22 +249,22 @@ func (s *Backend) projectMCPFor(ctx context.Context, projectID string) (*project
 }
 
 // serverInfo reports one server, or ErrNotFound.
-func (pm *projectMCP) serverInfo(name string) (MCPServerInfo, error) {
+func (pm *projectMCP) serverInfo(name string) (protocol.MCPServer, error) {
 	for _, info := range pm.servers() {
 		if info.Name == name {
 			return info, nil
 		}
 	}
-	return MCPServerInfo{}, fmt.Errorf("%w: MCP server %q: %w", ErrNotFound, name, mcp.ErrUnknownServer)
+	return protocol.MCPServer{}, fmt.Errorf("%w: MCP server %q: %w", ErrNotFound, name, mcp.ErrUnknownServer)
 }
 
 // servers reports every server with the names its tools are registered
 // under (read from a scratch registry).
-func (pm *projectMCP) servers() []MCPServerInfo { return serversOf(pm.mgr) }
+func (pm *projectMCP) servers() []protocol.MCPServer { return serversOf(pm.mgr) }
 
 // serversOf reports every server of mgr with the names its tools are
 // registered under.
-func serversOf(mgr *mcp.Manager) []MCPServerInfo {
+func serversOf(mgr *mcp.Manager) []protocol.MCPServer {
 	reg := tools.NewRegistry()
 	mgr.Attach(reg)
 	specs := reg.Specs()
@@ -288,9 +276,9 @@ func serversOf(mgr *mcp.Manager) []MCPServerInfo {
 		}
 	}
 	sts := mgr.Status()
-	out := make([]MCPServerInfo, len(sts))
+	out := make([]protocol.MCPServer, len(sts))
 	for i, st := range sts {
-		out[i] = MCPServerInfo{MCPStatus: mcpStatusWire(st), ToolNames: nonNilStrings(names[st.Name])}
+		out[i] = protocol.MCPServer{MCPStatus: mcpStatusWire(st), ToolNames: nonNilStrings(names[st.Name])}
 	}
 	return out
 }
@@ -332,8 +320,8 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []mcp.Warning) MCPChanged {
-	return MCPChanged{
+func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []mcp.Warning) protocol.MCPChanged {
+	return protocol.MCPChanged{
 		ProjectID: projectID, Source: source,
 		Added: nonNilStrings(added), Removed: nonNilStrings(removed), Changed: nonNilStrings(changed),
 		Warnings: wireWarnings(warnings),

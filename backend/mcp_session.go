@@ -135,20 +135,11 @@ func (t *sessionTrust) remember(ctx context.Context, hash string) error {
 	return nil
 }
 
-// The params of mcp.sessionAdd and mcp.sessionTrust.
-type (
-	mcpSessionAddParams   = protocol.MCPSessionAddParams
-	mcpSessionTrustParams = protocol.MCPSessionTrustParams
-)
-
-// MCPSessionAddResult is the result of mcp.sessionAdd.
-type MCPSessionAddResult = protocol.MCPSessionAddResult
-
 // mcpSessionAdd gives a session the servers of the calling connection
 // (replacing its earlier ones) and connects those whose trust the project
 // remembers, waiting for their handshakes; the others wait for
 // mcp.sessionTrust.
-func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p mcpSessionAddParams) (protocol.MCPSessionAddResult, error) {
+func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p protocol.MCPSessionAddParams) (protocol.MCPSessionAddResult, error) {
 	if len(p.Servers) > maxSessionMCPServers {
 		return protocol.MCPSessionAddResult{}, protocol.InvalidField("servers", fmt.Sprintf("at most %d servers", maxSessionMCPServers))
 	}
@@ -195,7 +186,7 @@ func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p mcpSessionAddPa
 		return protocol.MCPSessionAddResult{}, err
 	}
 	sm.mgr.ConnectAll(ctx) // the untrusted ones are not started
-	return MCPSessionAddResult{Servers: serversOf(sm.mgr)}, nil
+	return protocol.MCPSessionAddResult{Servers: serversOf(sm.mgr)}, nil
 }
 
 // replaceSessionMCP closes the session's servers and installs cfgs as its
@@ -236,7 +227,7 @@ func (s *Backend) replaceSessionMCP(c Client, sessionID, root, projectID string,
 // showed), for the session or, with remember, for the project; then
 // connects it and waits for the handshake (a failed one is the server's
 // state, not an error of the call).
-func (s *Backend) TrustSessionMCP(ctx context.Context, p mcpSessionTrustParams) (protocol.MCPServerResult, error) {
+func (s *Backend) TrustSessionMCP(ctx context.Context, p protocol.MCPSessionTrustParams) (protocol.MCPServerResult, error) {
 	sm := s.sessionMCPOf(p.SessionID)
 	if sm == nil {
 		return protocol.MCPServerResult{}, fmt.Errorf("%w: session %s has no MCP servers of a client (mcp.sessionAdd)", ErrNotFound, p.SessionID)
@@ -258,7 +249,7 @@ func (s *Backend) TrustSessionMCP(ctx context.Context, p mcpSessionTrustParams) 
 	}
 	for _, info := range serversOf(sm.mgr) {
 		if info.Name == p.Name {
-			return MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
+			return protocol.MCPServerResult{Server: info, Warnings: []protocol.MCPWarning{}}, nil
 		}
 	}
 	return protocol.MCPServerResult{}, fmt.Errorf("%w: MCP server %q: %w", ErrNotFound, p.Name, mcp.ErrUnknownServer)

@@ -13,20 +13,14 @@ import (
 	"github.com/zqagent/sidecar/vcs"
 )
 
-// ProjectInfo is a project on the wire.
-type ProjectInfo = protocol.Project
-
 // projectInfo is a project on the wire, open as this process knows it.
-func (s *Backend) projectInfo(ctx context.Context, pr store.Project, ps ProjectSettings) ProjectInfo {
+func (s *Backend) projectInfo(ctx context.Context, pr store.Project, ps protocol.ProjectSettings) protocol.Project {
 	s.mu.Lock()
 	_, open := s.openProjects[pr.ID]
 	s.mu.Unlock()
 	g := s.gitStateOf(ctx, pr)
-	return ProjectInfo{ProjectID: pr.ID, Path: pr.Path, Git: g.own || g.trusted, GitCandidate: g.wireCandidate(), Open: open, Settings: ps}
+	return protocol.Project{ProjectID: pr.ID, Path: pr.Path, Git: g.own || g.trusted, GitCandidate: g.wireCandidate(), Open: open, Settings: ps}
 }
-
-// projectIDParams are the params of the methods that name a project.
-type projectIDParams = protocol.ProjectIDParams
 
 // projectRoot checks a project path: absolute after cleaning, an existing
 // directory, and neither a filesystem root nor the home directory. It
@@ -88,12 +82,12 @@ func (s *Backend) OpenProject(ctx context.Context, p protocol.ProjectOpenParams)
 
 // openProject records root (checked by projectRoot) as a project, sets its
 // vcs mode unless mode is "", and opens it in this process.
-func (s *Backend) openProject(ctx context.Context, root string, mode vcs.Mode) (store.Project, ProjectSettings, error) {
+func (s *Backend) openProject(ctx context.Context, root string, mode vcs.Mode) (store.Project, protocol.ProjectSettings, error) {
 	pr, err := s.opts.Store.UpsertProject(ctx, root)
 	if err != nil {
-		return pr, ProjectSettings{}, fmt.Errorf("open project: %w", err)
+		return pr, protocol.ProjectSettings{}, fmt.Errorf("open project: %w", err)
 	}
-	var ps ProjectSettings
+	var ps protocol.ProjectSettings
 	if mode != "" {
 		ps, err = s.setProjectVCS(ctx, pr.ID, mode)
 	} else {
@@ -109,7 +103,7 @@ func (s *Backend) openProject(ctx context.Context, root string, mode vcs.Mode) (
 	return pr, ps, nil
 }
 
-func (s *Backend) CloseProject(ctx context.Context, p projectIDParams) (protocol.ProjectCloseResult, error) {
+func (s *Backend) CloseProject(ctx context.Context, p protocol.ProjectIDParams) (protocol.ProjectCloseResult, error) {
 	if _, err := s.opts.Store.Project(ctx, p.ProjectID); err != nil {
 		return protocol.ProjectCloseResult{}, err
 	}
@@ -140,7 +134,7 @@ func (s *Backend) Projects(ctx context.Context, p protocol.Empty) (protocol.Proj
 	if err != nil {
 		return protocol.ProjectListResult{}, err
 	}
-	out := make([]ProjectInfo, len(prs))
+	out := make([]protocol.Project, len(prs))
 	for i, pr := range prs {
 		ps, err := s.projectSettings(ctx, pr.ID)
 		if err != nil {

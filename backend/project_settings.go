@@ -11,15 +11,11 @@ import (
 	"github.com/zqagent/sidecar/vcs"
 )
 
-// ProjectSettings are a project's own settings (the wire type), stored in
-// the database under the setting "project.settings/<projectId>".
-type ProjectSettings = protocol.ProjectSettings
-
 func projectSettingsKey(projectID string) string { return "project.settings/" + projectID }
 
 // projectSettings reads a project's settings, defaults filled in.
-func (s *Backend) projectSettings(ctx context.Context, projectID string) (ProjectSettings, error) {
-	ps := ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
+func (s *Backend) projectSettings(ctx context.Context, projectID string) (protocol.ProjectSettings, error) {
+	ps := protocol.ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
 	raw, err := s.opts.Store.Setting(ctx, projectSettingsKey(projectID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -27,7 +23,7 @@ func (s *Backend) projectSettings(ctx context.Context, projectID string) (Projec
 	case err != nil:
 		return ps, fmt.Errorf("project settings: %w", err)
 	}
-	var saved ProjectSettings
+	var saved protocol.ProjectSettings
 	if err := json.Unmarshal(raw, &saved); err != nil {
 		s.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
 		return ps, nil
@@ -40,7 +36,7 @@ func (s *Backend) projectSettings(ctx context.Context, projectID string) (Projec
 
 // setProjectVCS stores a project's vcs mode (already checked) and makes the
 // project's loaded sessions rebuild their engines before their next turn.
-func (s *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (ProjectSettings, error) {
+func (s *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (protocol.ProjectSettings, error) {
 	ps, err := s.projectSettings(ctx, projectID)
 	if err != nil {
 		return ps, err

@@ -27,10 +27,6 @@ var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // modelsTimeout bounds one models.list request to an endpoint.
 const modelsTimeout = 30 * time.Second
 
-// ProviderInfo is a provider profile on the wire. It never carries a key:
-// KeyConfigured and KeySource say whether one is configured and where.
-type ProviderInfo = protocol.Provider
-
 // profile returns a provider profile by name ("" is the default profile,
 // which exists implicitly until one is stored).
 func (s *Backend) profile(ctx context.Context, name string) (store.ProviderProfile, error) {
@@ -59,13 +55,13 @@ func (s *Backend) profiles(ctx context.Context) ([]store.ProviderProfile, error)
 	return list, nil
 }
 
-func (s *Backend) providerInfo(p store.ProviderProfile, stored bool) ProviderInfo {
+func (s *Backend) providerInfo(p store.ProviderProfile, stored bool) protocol.Provider {
 	st := s.keyStatus(p.Name)
 	h := p.Headers
 	if h == nil {
 		h = map[string]string{}
 	}
-	return ProviderInfo{
+	return protocol.Provider{
 		Name: p.Name, BaseURL: p.BaseURL, APIMode: protocol.APIMode(p.APIMode), DefaultModel: p.DefaultModel,
 		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow, Retry: protocol.RetrySettings(p.Retry),
 		KeyConfigured: st.Configured, KeySource: st.Source, Implicit: !stored,
@@ -81,7 +77,7 @@ func (s *Backend) Providers(ctx context.Context, p protocol.Empty) (protocol.Pro
 	if err != nil {
 		return protocol.ProvidersListResult{}, err
 	}
-	out := make([]ProviderInfo, len(list))
+	out := make([]protocol.Provider, len(list))
 	for i, pr := range list {
 		isStored := slices.ContainsFunc(stored, func(x store.ProviderProfile) bool { return x.Name == pr.Name })
 		out[i] = s.providerInfo(pr, isStored)
@@ -89,12 +85,7 @@ func (s *Backend) Providers(ctx context.Context, p protocol.Empty) (protocol.Pro
 	return protocol.ProvidersListResult{Providers: out}, nil
 }
 
-// ProvidersSetParams are the params of providers.set; absent members keep
-// the profile's current values (a new profile needs baseUrl, except the
-// default profile, whose defaults come from the environment).
-type ProvidersSetParams = protocol.ProvidersSetParams
-
-func (s *Backend) SetProvider(ctx context.Context, p ProvidersSetParams) (protocol.Provider, error) {
+func (s *Backend) SetProvider(ctx context.Context, p protocol.ProvidersSetParams) (protocol.Provider, error) {
 	if !profileName.MatchString(p.Name) {
 		return protocol.Provider{}, protocol.InvalidField("name", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
@@ -252,9 +243,6 @@ func (c *modelsCache) forget(name string) {
 	delete(c.entries, name)
 }
 
-// ModelsListResult is the result of models.list.
-type ModelsListResult = protocol.ModelsListResult
-
 func (s *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (protocol.ModelsListResult, error) {
 	prof, err := s.profile(ctx, p.Provider)
 	if err != nil {
@@ -262,7 +250,7 @@ func (s *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (prot
 	}
 	now := time.Now()
 	if ids, ok := s.models.get(prof.Name, now); ok {
-		return ModelsListResult{Provider: prof.Name, Models: ids, Cached: true}, nil
+		return protocol.ModelsListResult{Provider: prof.Name, Models: ids, Cached: true}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
@@ -277,5 +265,5 @@ func (s *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (prot
 		ids = []string{}
 	}
 	s.models.put(prof.Name, ids, now)
-	return ModelsListResult{Provider: prof.Name, Models: ids}, nil
+	return protocol.ModelsListResult{Provider: prof.Name, Models: ids}, nil
 }

@@ -8,13 +8,7 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
-// The wire types of request.respond.
-type (
-	RespondParams = protocol.RequestRespondParams
-	RespondResult = protocol.RequestRespondResult
-)
-
-func (s *Backend) Respond(ctx context.Context, p RespondParams) (protocol.RequestRespondResult, error) {
+func (s *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) (protocol.RequestRespondResult, error) {
 	st := s.opts.Store
 	req, err := st.Request(ctx, p.RequestID)
 	if err != nil {
@@ -34,7 +28,7 @@ func (s *Backend) Respond(ctx context.Context, p RespondParams) (protocol.Reques
 		return protocol.RequestRespondResult{}, err
 	}
 	if h.Deliver(p.RequestID, req.ToolCallID, p.Response) {
-		return RespondResult{Answered: true}, nil
+		return protocol.RequestRespondResult{Answered: true}, nil
 	}
 	// No turn of this process waits: the request was opened before a
 	// restart. The last answer resumes the turn.
@@ -42,7 +36,7 @@ func (s *Backend) Respond(ctx context.Context, p RespondParams) (protocol.Reques
 	if err != nil {
 		s.log.Warn("resume after answer", "session", p.SessionID, "err", err)
 	}
-	return RespondResult{Answered: true, Resumed: resumed}, nil
+	return protocol.RequestRespondResult{Answered: true, Resumed: resumed}, nil
 }
 
 // resumeIfAnswered resumes the turn of req when no request of the session

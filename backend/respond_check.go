@@ -56,7 +56,7 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 	}
 	switch req.Kind {
 	case store.KindApproval:
-		var r ApprovalResponse
+		var r protocol.ApprovalResponse
 		if err := protocol.DecodeParams(raw, &r); err != nil {
 			return prefixField(err)
 		}
@@ -74,13 +74,13 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 			return alwaysCommandOffered(req.Data)
 		}
 	case store.KindQuestion:
-		var r QuestionResponse
+		var r protocol.QuestionResponse
 		return prefixField(protocol.DecodeParams(raw, &r))
 	case store.KindPlan:
-		var r PlanResponse
+		var r protocol.PlanResponse
 		return prefixField(protocol.DecodeParams(raw, &r))
 	case store.KindDirectory:
-		var r DirectoryResponse
+		var r protocol.DirectoryResponse
 		return prefixField(protocol.DecodeParams(raw, &r))
 	}
 	return nil

@@ -14,39 +14,19 @@ import (
 	"github.com/zqagent/sidecar/vcs"
 )
 
-// The wire types of the session.* methods, under their names here.
-type (
-	// SessionInfo is a session on the wire.
-	SessionInfo = protocol.Session
-	// SandboxInfo is the session's OS sandbox as it really is on this machine.
-	SandboxInfo = protocol.SandboxInfo
-	// PendingRequestInfo is a pending request on the wire.
-	PendingRequestInfo = protocol.PendingRequest
-	// SessionCreateParams are the params of session.create.
-	SessionCreateParams = protocol.SessionCreateParams
-	// SessionGetResult is the result of session.get.
-	SessionGetResult = protocol.SessionGetResult
-	// SessionSubscribeParams are the params of session.subscribe.
-	SessionSubscribeParams = protocol.SessionSubscribeParams
-	// SessionSubscribeResult is the result of session.subscribe.
-	SessionSubscribeResult = protocol.SessionSubscribeResult
-
-	sessionIDParams = protocol.SessionIDParams
-)
-
 // sandboxInfo reports the loaded engine's sandbox, else what the session's
 // settings resolve to here.
-func (s *Backend) sandboxInfo(ss store.Session) SandboxInfo {
+func (s *Backend) sandboxInfo(ss store.Session) protocol.SandboxInfo {
 	var st sandbox.Status
 	if eng := s.loadedEngine(ss.ID); eng != nil {
 		st = eng.Permissions().Sandbox()
 	} else {
 		st, _ = sandbox.Resolve(sessionSettings(ss).sandboxConfig()) // an unavailable required sandbox is in st.Reason
 	}
-	return SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
+	return protocol.SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
 }
 
-func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) SessionInfo {
+func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Session {
 	// The host's state when the session is loaded (the store has it too,
 	// maybe a write behind), else the stored one.
 	status := ss.Status
@@ -55,7 +35,7 @@ func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) SessionInfo
 	}
 	st, _ := ParseTurnState(status)
 	running := st.Busy()
-	return SessionInfo{
+	return protocol.Session{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(s.vcsModeOf(ctx, ss)), Lang: s.sessionLang(ss),
@@ -64,15 +44,15 @@ func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) SessionInfo
 	}
 }
 
-func pendingInfos(ps []store.PendingRequest) []PendingRequestInfo {
-	out := make([]PendingRequestInfo, len(ps))
+func pendingInfos(ps []store.PendingRequest) []protocol.PendingRequest {
+	out := make([]protocol.PendingRequest, len(ps))
 	for i, p := range ps {
-		out[i] = PendingRequestInfo{RequestID: p.RequestID, Kind: p.Kind, TurnID: p.TurnID, ToolCallID: p.ToolCallID, Seq: p.Seq, Data: p.Data, CreatedAt: p.CreatedAt}
+		out[i] = protocol.PendingRequest{RequestID: p.RequestID, Kind: p.Kind, TurnID: p.TurnID, ToolCallID: p.ToolCallID, Seq: p.Seq, Data: p.Data, CreatedAt: p.CreatedAt}
 	}
 	return out
 }
 
-func (s *Backend) CreateSession(ctx context.Context, p SessionCreateParams) (protocol.SessionCreateResult, error) {
+func (s *Backend) CreateSession(ctx context.Context, p protocol.SessionCreateParams) (protocol.SessionCreateResult, error) {
 	mode, err := permission.ParseMode(string(p.Mode))
 	if err != nil {
 		return protocol.SessionCreateResult{}, protocol.InvalidField("mode", err.Error())
@@ -141,7 +121,7 @@ func validEffort(e string) error {
 	return protocol.InvalidField("reasoningEffort", "must be low, medium or high")
 }
 
-func (s *Backend) ListSessions(ctx context.Context, p projectIDParams) (protocol.SessionListResult, error) {
+func (s *Backend) ListSessions(ctx context.Context, p protocol.ProjectIDParams) (protocol.SessionListResult, error) {
 	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
 		return protocol.SessionListResult{}, err
 	}
@@ -149,14 +129,14 @@ func (s *Backend) ListSessions(ctx context.Context, p projectIDParams) (protocol
 	if err != nil {
 		return protocol.SessionListResult{}, err
 	}
-	out := make([]SessionInfo, len(list))
+	out := make([]protocol.Session, len(list))
 	for i, ss := range list {
 		out[i] = s.sessionInfo(ctx, ss)
 	}
 	return protocol.SessionListResult{Sessions: out}, nil
 }
 
-func (s *Backend) SessionView(ctx context.Context, p sessionIDParams) (protocol.SessionGetResult, error) {
+func (s *Backend) SessionView(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGetResult, error) {
 	st := s.opts.Store
 	ss, err := st.Session(ctx, p.SessionID)
 	if err != nil {
@@ -184,7 +164,7 @@ func (s *Backend) SessionView(ctx context.Context, p sessionIDParams) (protocol.
 	if err != nil {
 		return protocol.SessionGetResult{}, err
 	}
-	return SessionGetResult{Session: s.sessionInfo(ctx, ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
+	return protocol.SessionGetResult{Session: s.sessionInfo(ctx, ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
 }
 
 // wireMessages is the history a UI renders: no system prompt, and no inline
@@ -212,7 +192,7 @@ func attachmentRef(a llm.StoredAttachment) protocol.AttachmentRef {
 	return protocol.AttachmentRef{Name: a.Name, MimeType: a.MimeType, Size: a.Size, Path: a.Path}
 }
 
-func (s *Backend) DeleteSession(ctx context.Context, p sessionIDParams) (protocol.DeletedResult, error) {
+func (s *Backend) DeleteSession(ctx context.Context, p protocol.SessionIDParams) (protocol.DeletedResult, error) {
 	if h := s.loadedHost(p.SessionID); h != nil {
 		h.Interrupt()
 		if err := h.WaitIdle(ctx); err != nil {

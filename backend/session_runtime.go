@@ -71,11 +71,7 @@ func (s *Backend) reloadEngine(sessionID string) {
 	}
 }
 
-// SetPermissionsParams are the params of session.setPermissions; absent
-// members are left unchanged.
-type SetPermissionsParams = protocol.SessionSetPermissionsParams
-
-func (s *Backend) SetPermissions(ctx context.Context, p SetPermissionsParams) (protocol.Session, error) {
+func (s *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermissionsParams) (protocol.Session, error) {
 	var policy permission.ShellPolicy
 	if p.ShellPolicy != nil {
 		var err error

@@ -101,9 +101,6 @@ func (sub *Subscription) drop(reason string) {
 	})
 }
 
-// SessionDropped is the params of a session.dropped notification.
-type SessionDropped = protocol.SessionDropped
-
 // Pump sends stored events with afterSeq < seq <= upTo, then live events
 // with seq > upTo, in order, each once. It returns when the subscription
 // ends (Cancel, the sink's end, or a drop); run it on a goroutine the sink
@@ -179,7 +176,7 @@ func (sub *Subscription) enqueue(b []byte) bool {
 
 func (sub *Subscription) notifyDropped(last int64, reason string) {
 	sub.c.Log().Info("subscriber dropped", "session", sub.h.id, "lastSeq", last, "reason", reason)
-	sub.c.Notify("session.dropped", SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
+	sub.c.Notify("session.dropped", protocol.SessionDropped{SessionID: sub.h.id, LastSeq: last, Reason: reason})
 }
 
 // Subscribe makes a subscription of the session for sink that delivers

@@ -26,12 +26,6 @@ func (s *Backend) terminals() (*terminal.Manager, error) {
 	return s.opts.Terminals, nil
 }
 
-// terminalRef is the params every call on one terminal carries.
-type terminalRef = protocol.TerminalRef
-
-// TerminalCreateParams are the params of terminal.create.
-type TerminalCreateParams = protocol.TerminalCreateParams
-
 // cellCount checks a terminal dimension.
 func cellCount(field string, n int) (uint16, error) {
 	if n < 1 || n > math.MaxUint16 {
@@ -47,7 +41,7 @@ func (s *Backend) projectIsOpen(id string) bool {
 	return ok
 }
 
-func (s *Backend) CreateTerminal(ctx context.Context, p TerminalCreateParams) (protocol.Terminal, error) {
+func (s *Backend) CreateTerminal(ctx context.Context, p protocol.TerminalCreateParams) (protocol.Terminal, error) {
 	cols, err := cellCount("cols", p.Cols)
 	if err != nil {
 		return protocol.Terminal{}, err
@@ -148,7 +142,7 @@ func (s *Backend) ResizeTerminal(ctx context.Context, p protocol.TerminalResizeP
 	return terminalWire(info), nil
 }
 
-func (s *Backend) KillTerminal(ctx context.Context, p terminalRef) (protocol.KilledResult, error) {
+func (s *Backend) KillTerminal(ctx context.Context, p protocol.TerminalRef) (protocol.KilledResult, error) {
 	m, err := s.terminals()
 	if err != nil {
 		return protocol.KilledResult{}, err
@@ -159,7 +153,7 @@ func (s *Backend) KillTerminal(ctx context.Context, p terminalRef) (protocol.Kil
 	return protocol.KilledResult{Killed: true}, nil
 }
 
-func (s *Backend) Terminals(ctx context.Context, p projectIDParams) (protocol.TerminalListResult, error) {
+func (s *Backend) Terminals(ctx context.Context, p protocol.ProjectIDParams) (protocol.TerminalListResult, error) {
 	m, err := s.terminals()
 	if err != nil {
 		return protocol.TerminalListResult{}, err

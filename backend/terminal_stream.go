@@ -39,12 +39,6 @@ func termFrameBytes(queueBytes int) int {
 	return min(max(queueBytes/8*3/4, 4<<10), 256<<10)
 }
 
-// TerminalDropped is the params of a terminal.dropped notification.
-type TerminalDropped = protocol.TerminalDropped
-
-// TerminalSubscribeResult is the result of terminal.subscribe.
-type TerminalSubscribeResult = protocol.TerminalSubscribeResult
-
 // termSub delivers one terminal to one connection.
 type termSub struct {
 	s         *Backend
@@ -129,7 +123,7 @@ func (ts *termSub) Exit(e terminal.Exit) {
 // Dropped sends terminal.dropped; the subscription is over.
 func (ts *termSub) Dropped(id string, firstMissed int64) {
 	ts.c.Log().Info("terminal subscriber dropped", "terminal", id, "seq", firstMissed)
-	b, err := ts.s.notificationFrame("terminal.dropped", TerminalDropped{TerminalID: id, Seq: firstMissed})
+	b, err := ts.s.notificationFrame("terminal.dropped", protocol.TerminalDropped{TerminalID: id, Seq: firstMissed})
 	if err == nil {
 		ts.send(b)
 	}
@@ -270,10 +264,10 @@ func (s *Backend) SubscribeTerminal(ctx context.Context, c Client, p protocol.Te
 	if old != nil {
 		old.stop() // its last frame is queued before our response
 	}
-	return TerminalSubscribeResult{LastSeq: info.LastSeq, Alive: info.Alive, ExitCode: info.ExitCode}, ts.markReady, nil
+	return protocol.TerminalSubscribeResult{LastSeq: info.LastSeq, Alive: info.Alive, ExitCode: info.ExitCode}, ts.markReady, nil
 }
 
-func (s *Backend) UnsubscribeTerminal(ctx context.Context, c Client, p terminalRef) (protocol.UnsubscribeResult, error) {
+func (s *Backend) UnsubscribeTerminal(ctx context.Context, c Client, p protocol.TerminalRef) (protocol.UnsubscribeResult, error) {
 	m, err := s.terminals()
 	if err != nil {
 		return protocol.UnsubscribeResult{}, err

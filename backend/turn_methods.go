@@ -17,16 +17,6 @@ import (
 // every subscriber and stored.
 const MaxTurnText = 1 << 20
 
-// The wire types of turn.*.
-type (
-	// TurnStartParams are the params of turn.start.
-	TurnStartParams = protocol.TurnStartParams
-	// TurnResult is the result of turn.start, turn.retry and turn.resume.
-	TurnResult = protocol.TurnResult
-
-	steerParams = protocol.TurnSteerParams
-)
-
 func newTurnID() string { return "turn_" + uuid.NewString() }
 
 // StartTurn queues a new turn of the session with the text and the
@@ -54,10 +44,10 @@ func (s *Backend) StartTurn(ctx context.Context, sessionID, text string, uploads
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
-	return TurnResult{TurnID: id, Queued: pos}, nil
+	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
-func (s *Backend) Interrupt(ctx context.Context, p sessionIDParams) (protocol.TurnInterruptResult, error) {
+func (s *Backend) Interrupt(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnInterruptResult, error) {
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnInterruptResult{}, err
@@ -78,7 +68,7 @@ func (s *Backend) Interrupt(ctx context.Context, p sessionIDParams) (protocol.Tu
 	return protocol.TurnInterruptResult{Interrupted: running, Dropped: dropped}, nil
 }
 
-func (s *Backend) Retry(ctx context.Context, p sessionIDParams) (protocol.TurnResult, error) {
+func (s *Backend) Retry(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
@@ -98,10 +88,10 @@ func (s *Backend) Retry(ctx context.Context, p sessionIDParams) (protocol.TurnRe
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
-	return TurnResult{TurnID: id, Queued: pos}, nil
+	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
-func (s *Backend) Resume(ctx context.Context, p sessionIDParams) (protocol.TurnResult, error) {
+func (s *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
 	h, err := s.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
@@ -113,7 +103,7 @@ func (s *Backend) Resume(ctx context.Context, p sessionIDParams) (protocol.TurnR
 	if cur := h.CurrentTurn(); cur != "" {
 		if cur == turnID {
 			// An answer already resumed this turn: nothing more to do.
-			return TurnResult{TurnID: turnID}, nil
+			return protocol.TurnResult{TurnID: turnID}, nil
 		}
 		return protocol.TurnResult{}, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
 	}
@@ -135,7 +125,7 @@ func (s *Backend) Resume(ctx context.Context, p sessionIDParams) (protocol.TurnR
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
-	return TurnResult{TurnID: id, Queued: pos}, nil
+	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
 // resumeTurnID is the turn a resume continues: the turn of the session's
@@ -159,7 +149,7 @@ func (s *Backend) resumeTurnID(ctx context.Context, sessionID string) (string, e
 	return evs[0].TurnID, nil
 }
 
-func (s *Backend) Steer(ctx context.Context, p steerParams) (protocol.TurnSteerResult, error) {
+func (s *Backend) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
 	if len(p.Text) > MaxTurnText {
 		return protocol.TurnSteerResult{}, protocol.InvalidField("text", fmt.Sprintf("%d bytes; at most %d", len(p.Text), MaxTurnText))
 	}
@@ -178,7 +168,7 @@ func (s *Backend) Steer(ctx context.Context, p steerParams) (protocol.TurnSteerR
 	return protocol.TurnSteerResult{Queued: true}, nil
 }
 
-func (s *Backend) Unsteer(ctx context.Context, p steerParams) (protocol.TurnUnsteerResult, error) {
+func (s *Backend) Unsteer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnUnsteerResult, error) {
 	if _, err := s.host(ctx, p.SessionID); err != nil {
 		return protocol.TurnUnsteerResult{}, err
 	}

@@ -110,17 +110,7 @@ func (s *Backend) vcsOf(ctx context.Context, sessionID string) (*vcs.SessionVCS,
 	return s.sessionVCS(ctx, ss, pr.Path), nil
 }
 
-// The wire types of vcs.*.
-type (
-	// VCSPlanInfo says how a session's changes are tracked.
-	VCSPlanInfo = protocol.VCSPlan
-	// VCSTurnsResult is the result of vcs.turns.
-	VCSTurnsResult = protocol.VCSTurnsResult
-	// VCSRestoreParams are the params of vcs.restore.
-	VCSRestoreParams = protocol.VCSRestoreParams
-)
-
-func (s *Backend) VCSTurns(ctx context.Context, p sessionIDParams) (protocol.VCSTurnsResult, error) {
+func (s *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (protocol.VCSTurnsResult, error) {
 	sv, err := s.vcsOf(ctx, p.SessionID)
 	if err != nil {
 		return protocol.VCSTurnsResult{}, err
@@ -138,7 +128,7 @@ func (s *Backend) VCSTurns(ctx context.Context, p sessionIDParams) (protocol.VCS
 		out[i] = protocol.VCSTurn{Number: t.Number, Commit: t.Commit, Status: t.Status, Time: t.Time, Files: files}
 	}
 	pl := sv.Plan()
-	return VCSTurnsResult{Turns: out, Plan: VCSPlanInfo{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
+	return protocol.VCSTurnsResult{Turns: out, Plan: protocol.VCSPlan{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
 }
 
 func (s *Backend) VCSDiff(ctx context.Context, p protocol.VCSDiffParams) (protocol.VCSDiffResult, error) {
@@ -156,7 +146,7 @@ func (s *Backend) VCSDiff(ctx context.Context, p protocol.VCSDiffParams) (protoc
 	return protocol.VCSDiffResult{Diff: diff}, nil
 }
 
-func (s *Backend) VCSRestore(ctx context.Context, p VCSRestoreParams) (protocol.VCSRestoreResult, error) {
+func (s *Backend) VCSRestore(ctx context.Context, p protocol.VCSRestoreParams) (protocol.VCSRestoreResult, error) {
 	if p.Turn < 1 {
 		return protocol.VCSRestoreResult{}, protocol.InvalidField("turn", "must be 1 or more")
 	}

@@ -32,18 +32,15 @@ const (
 	SearchBrave   = "brave"
 )
 
-// SearchConfig is the web_search backend on the wire (and as stored).
-type SearchConfig = protocol.SearchConfig
-
 // searchCache keeps the stored backend in memory: web_search's availability
 // is asked before every model request of every session.
 type searchCache struct {
-	mu  sync.Mutex    // guards cfg; a leaf lock, held across the store read or write that fills it
-	cfg *SearchConfig // nil until first read
+	mu  sync.Mutex             // guards cfg; a leaf lock, held across the store read or write that fills it
+	cfg *protocol.SearchConfig // nil until first read
 }
 
 // searchConfig returns the stored backend (kind none when unset).
-func (s *Backend) searchConfig(ctx context.Context) (SearchConfig, error) {
+func (s *Backend) searchConfig(ctx context.Context) (protocol.SearchConfig, error) {
 	s.search.mu.Lock()
 	defer s.search.mu.Unlock()
 	if s.search.cfg != nil {
@@ -51,24 +48,24 @@ func (s *Backend) searchConfig(ctx context.Context) (SearchConfig, error) {
 	}
 	c, err := s.readSearchConfig(ctx)
 	if err != nil {
-		return SearchConfig{}, err
+		return protocol.SearchConfig{}, err
 	}
 	s.search.cfg = &c
 	return c, nil
 }
 
 // readSearchConfig reads the backend from the store.
-func (s *Backend) readSearchConfig(ctx context.Context) (SearchConfig, error) {
+func (s *Backend) readSearchConfig(ctx context.Context) (protocol.SearchConfig, error) {
 	raw, err := s.opts.Store.Setting(ctx, searchSettingKey)
 	if errors.Is(err, store.ErrNotFound) {
-		return SearchConfig{Kind: SearchNone}, nil
+		return protocol.SearchConfig{Kind: SearchNone}, nil
 	}
 	if err != nil {
-		return SearchConfig{}, err
+		return protocol.SearchConfig{}, err
 	}
-	var c SearchConfig
+	var c protocol.SearchConfig
 	if err := json.Unmarshal(raw, &c); err != nil || c.Kind == "" {
-		return SearchConfig{Kind: SearchNone}, nil
+		return protocol.SearchConfig{Kind: SearchNone}, nil
 	}
 	return c, nil
 }
@@ -85,7 +82,7 @@ func (s *Backend) WebSearch(ctx context.Context, p protocol.Empty) (protocol.Sea
 }
 
 func (s *Backend) SetWebSearch(ctx context.Context, p protocol.SearchSetParams) (protocol.SearchConfig, error) {
-	c := SearchConfig{Kind: string(p.Kind), BaseURL: p.BaseURL}
+	c := protocol.SearchConfig{Kind: string(p.Kind), BaseURL: p.BaseURL}
 	switch p.Kind {
 	case SearchNone:
 		c.BaseURL = ""

@@ -162,7 +162,7 @@ func (s *Backend) withProjects(ctx context.Context, list []protocol.Worktree, cu
 	return list, nil
 }
 
-func (s *Backend) Worktrees(ctx context.Context, p projectIDParams) (protocol.WorktreeListResult, error) {
+func (s *Backend) Worktrees(ctx context.Context, p protocol.ProjectIDParams) (protocol.WorktreeListResult, error) {
 	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.WorktreeListResult{}, err

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // BenchmarkDeltaEventsInProcess measures delta events per second from the
@@ -37,7 +37,7 @@ func BenchmarkDeltaEventsInProcess(b *testing.B) {
 			if n.Method == "session.dropped" {
 				// Fell behind during the burst: continue from the last seq,
 				// as a shell would (the catch-up is part of the figure).
-				var d backend.SessionDropped
+				var d protocol.SessionDropped
 				if err := json.Unmarshal(n.Params, &d); err != nil {
 					b.Fatal(err)
 				}

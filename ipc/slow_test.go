@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // A subscriber that does not drain is dropped once its buffer fills; the
@@ -64,7 +64,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(frame, &n))
 		if n.Method == "session.dropped" {
-			var d backend.SessionDropped
+			var d protocol.SessionDropped
 			require.NoError(t, json.Unmarshal(n.Params, &d))
 			require.Equal(t, last, d.LastSeq)
 			require.Equal(t, "fell behind", d.Reason)

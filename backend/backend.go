@@ -66,11 +66,11 @@ type Options struct {
 	// waiting (mcp.status, mcp.changed); the transport never blocks on a
 	// slow client for it.
 	Broadcast func(method string, params any)
-	// Envelope wraps a notification's encoded params in the transport's
-	// frame (required): the backend encodes the params of its streams
-	// (session.event, terminal.*), the front door builds the envelope
-	// (ipc: wsrpc.NotificationFrame).
-	Envelope func(method string, params []byte) []byte
+	// Envelope is the transport's frame around a notification's params
+	// (required): the backend encodes the params of its streams
+	// (session.event, terminal.*), the front door owns the envelope (ipc:
+	// wsrpc.NotificationEnvelope).
+	Envelope func(method string) (head, tail []byte)
 	// IsConfigError reports whether an error that kept a turn from starting
 	// is a configuration problem (its error event says errorType "config"):
 	// the front door's error mapping decides. Nil: none is.
@@ -105,10 +105,11 @@ type Backend struct {
 	mcp  mcpProjects // MCP managers of the open projects (mcp_project.go)
 	smcp sessionMCPs // MCP servers of one session, from a client (mcp_session.go)
 
-	termSubs termRegistry    // terminal subscriptions per client (terminal_stream.go)
-	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
-	search   searchCache     // the web_search backend (websearch.go)
-	lang     langState       // the shell's and the OS's locale (lang.go)
+	termSubs   termRegistry    // terminal subscriptions per client (terminal_stream.go)
+	watchers   projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
+	search     searchCache     // the web_search backend (websearch.go)
+	termOutput envelope        // of terminal.output
+	lang       langState       // the shell's and the OS's locale (lang.go)
 }
 
 // New returns a backend over an open store. It first settles what a dead
@@ -154,6 +155,7 @@ func New(opts Options) (*Backend, error) {
 		lang:         newLangState(opts.SystemLocale),
 	}
 	b.bg, b.cancelBG = context.WithCancel(ctx)
+	b.termOutput = newEnvelope(opts.Envelope, "terminal.output")
 	b.providers = newProviderSource(opts)
 	b.hosts = NewSessions(Config{
 		Store:            opts.Store,

@@ -14,9 +14,12 @@
 // model provider and the models cache (provider.go, providers_methods.go,
 // keys.go), agents (agents.go), the web_search backend (websearch.go), the
 // attachments of turns (attachments.go) and the construction of each
-// session's engine (engines.go, build_engine.go with the default wiring of
-// package agent). It knows no transport: clients are Sinks and Clients,
-// notifications to all go through Options.Broadcast (deps_test.go).
+// session's engine (engines.go fills EngineOptions from the store;
+// wiring.go's NewEngine is the default wiring: provider, every builtin
+// tool, ConflictGuard, permissions with the OS sandbox, the prompt). It
+// knows no transport: clients are Sinks and Clients, a notification to all
+// goes through Options.Broadcast and the envelope of every frame is the
+// transport's (Options.Envelope; deps_test.go).
 // Methods take and return the types of package protocol and fail with
 // errors wrapping protocol's sentinels or this package's (errors.go).
 //

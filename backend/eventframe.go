@@ -9,18 +9,17 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
-// eventParams encodes the params of a session.event notification
-// (protocol.SessionEvent); the transport wraps them in the notification's
-// envelope (Options.Envelope). It is the hot path of streaming (one frame
+// appendEventParams appends the params of a session.event notification
+// (protocol.SessionEvent) to b; the transport's envelope goes around them
+// (Options.Envelope). It is the hot path of streaming (one frame
 // per delta), so it appends by hand instead of running encoding/json over
 // the already-encoded data a second time. The output is the same JSON that
 // encoding/json produces for the event.
-func eventParams(ev store.Event) []byte {
+func appendEventParams(b []byte, ev store.Event) []byte {
 	data := ev.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	b := make([]byte, 0, 100+len(data)+len(ev.SessionID)+len(ev.TurnID))
 	b = append(b, `{"sessionId":`...)
 	b = AppendJSONString(b, ev.SessionID)
 	b = append(b, `,"seq":`...)

@@ -20,7 +20,7 @@ func TestEventFrameMatchesEncoder(t *testing.T) {
 	for _, ev := range evs {
 		want, err := wsrpc.EncodeNotification("session.event", ev)
 		require.NoError(t, err)
-		got := wsrpc.NotificationFrame("session.event", eventParams(ev))
+		got := newEnvelope(wsrpc.NotificationEnvelope, "session.event").frame(0, func(b []byte) []byte { return appendEventParams(b, ev) })
 		require.True(t, json.Valid(got), string(got))
 		var a, b any
 		require.NoError(t, json.Unmarshal(want, &a))

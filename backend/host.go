@@ -39,9 +39,9 @@ type Config struct {
 	// people of the events the host records itself (nil: the engine's
 	// default).
 	Lang func(sessionID string) string
-	// Envelope wraps a notification's encoded params in the transport's
-	// frame (required; the transport's, e.g. wsrpc.NotificationFrame).
-	Envelope func(method string, params []byte) []byte
+	// Envelope is the transport's frame around a notification's params
+	// (required; e.g. wsrpc.NotificationEnvelope).
+	Envelope func(method string) (head, tail []byte)
 	// Closing reports whether the server is shutting down: a turn waiting
 	// for an answer is then suspended (resumable after a restart) instead
 	// of interrupted.
@@ -83,6 +83,8 @@ type Sessions struct {
 	bg   context.Context
 	wg   *sync.WaitGroup
 
+	event envelope // of session.event
+
 	mu       sync.Mutex // guards sessions, closed
 	sessions map[string]*Session
 	closed   bool
@@ -112,6 +114,7 @@ func NewSessions(opts Config) *Sessions {
 		bg:       opts.Background,
 		wg:       opts.WaitGroup,
 		sessions: map[string]*Session{},
+		event:    newEnvelope(opts.Envelope, "session.event"),
 	}
 }
 
@@ -145,9 +148,26 @@ func (s *Sessions) Forget(id string) {
 func (s *Sessions) isClosing() bool { return s.opts.Closing() }
 
 // eventFrame is the session.event frame of a committed event, encoded once
-// for every subscriber.
+// for every subscriber: the transport's envelope around its params.
 func (s *Sessions) eventFrame(ev store.Event) []byte {
-	return s.opts.Envelope("session.event", eventParams(ev))
+	return s.event.frame(len(ev.Data)+len(ev.SessionID)+len(ev.TurnID)+100, func(b []byte) []byte { return appendEventParams(b, ev) })
+}
+
+// envelope is the transport's frame around the params of one method.
+type envelope struct{ head, tail []byte }
+
+func newEnvelope(f func(method string) (head, tail []byte), method string) envelope {
+	head, tail := f(method)
+	return envelope{head, tail}
+}
+
+// frame builds a frame in one buffer: the head, the params appendParams
+// appends (about size bytes), the tail.
+func (e envelope) frame(size int, appendParams func([]byte) []byte) []byte {
+	b := make([]byte, 0, len(e.head)+size+len(e.tail))
+	b = append(b, e.head...)
+	b = appendParams(b)
+	return append(b, e.tail...)
 }
 
 // Client is a connected client the backend streams to or binds state to

@@ -23,7 +23,7 @@ func newTestBackend(t *testing.T, p llm.Provider) *Backend {
 	dir := t.TempDir()
 	st, err := store.Open(t.Context(), filepath.Join(dir, "data"), store.Options{})
 	require.NoError(t, err)
-	b, err := New(Options{Store: st, DataDir: filepath.Join(dir, "data"), Provider: p, Logger: slog.New(slog.DiscardHandler), Envelope: wsrpc.NotificationFrame})
+	b, err := New(Options{Store: st, DataDir: filepath.Join(dir, "data"), Provider: p, Logger: slog.New(slog.DiscardHandler), Envelope: wsrpc.NotificationEnvelope})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

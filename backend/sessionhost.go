@@ -526,13 +526,14 @@ func (h *Session) dropStored(dropped []string) {
 	}
 }
 
-// WaitIdle waits until the runner exits or ctx ends.
+// WaitIdle waits until the runner exits or ctx ends. A runner whose turn
+// already ended (the state is at rest) may still be closing the turn's
+// requests: it is waited for too.
 func (h *Session) WaitIdle(ctx context.Context) error {
 	h.mu.Lock()
 	done := h.runDone
-	idle := !h.state.Busy()
 	h.mu.Unlock()
-	if idle || done == nil {
+	if done == nil {
 		return nil
 	}
 	select {

@@ -103,7 +103,9 @@ func (ts *termSub) stop() {
 func (ts *termSub) Output(o terminal.Output) bool {
 	for off := 0; off < len(o.Data); off += ts.chunk {
 		end := min(off+ts.chunk, len(o.Data))
-		if !ts.send(ts.s.opts.Envelope("terminal.output", terminalOutputParams(ts.idJSON, o.Seq+int64(off), o.Data[off:end]))) {
+		if !ts.send(ts.s.termOutput.frame(base64.StdEncoding.EncodedLen(end-off)+len(ts.idJSON)+40, func(b []byte) []byte {
+			return appendTerminalOutputParams(b, ts.idJSON, o.Seq+int64(off), o.Data[off:end])
+		})) {
 			return false
 		}
 	}
@@ -137,17 +139,14 @@ func (s *Backend) notificationFrame(method string, params any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.opts.Envelope(method, p), nil
+	return newEnvelope(s.opts.Envelope, method).frame(len(p), func(b []byte) []byte { return append(b, p...) }), nil
 }
 
-// terminalOutputParams encodes the params of a terminal.output
+// appendTerminalOutputParams appends the params of a terminal.output
 // notification by hand (the streaming hot path); it is the JSON
 // encoding/json would produce for terminal.Output.
-func terminalOutputParams(idJSON []byte, seq int64, data []byte) []byte {
-	const head = `{"terminalId":`
-	n := base64.StdEncoding.EncodedLen(len(data))
-	b := make([]byte, 0, len(head)+len(idJSON)+40+n)
-	b = append(b, head...)
+func appendTerminalOutputParams(b, idJSON []byte, seq int64, data []byte) []byte {
+	b = append(b, `{"terminalId":`...)
 	b = append(b, idJSON...)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, seq, 10)

@@ -27,7 +27,7 @@ func FuzzTerminalOutputFrame(f *testing.F) {
 	f.Add("<&\"\\é\x00", int64(1<<40), []byte{0, 0xff, 0x1b, '['})
 	f.Add("", int64(-1), []byte{})
 	f.Fuzz(func(t *testing.T, id string, seq int64, data []byte) {
-		got := wsrpc.NotificationFrame("terminal.output", terminalOutputParams(AppendJSONString(nil, id), seq, data))
+		got := newEnvelope(wsrpc.NotificationEnvelope, "terminal.output").frame(0, func(b []byte) []byte { return appendTerminalOutputParams(b, AppendJSONString(nil, id), seq, data) })
 		want, err := wsrpc.EncodeNotification("terminal.output", terminal.Output{TerminalID: id, Seq: seq, Data: data})
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))

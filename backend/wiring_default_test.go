@@ -256,7 +256,7 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 	require.Contains(t, h[len(h)-2].Content, "line 002 of a long file")
 }
 
-// TestNewDefaultLanguageReachesEveryPrompt: DefaultOptions.Lang selects the
+// TestNewDefaultLanguageReachesEveryPrompt: EngineOptions.Lang selects the
 // system prompt, the session-naming prompt and the compaction summary
 // prompt the model receives.
 func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
@@ -288,9 +288,9 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 	}
 }
 
-// DefaultOptions.VCS is the seed's vcs option: off by default, and when on,
+// EngineOptions.VCS is the seed's vcs option: off by default, and when on,
 // every turn that changed the workspace is a snapshot.
-func TestDefaultOptionsVCS(t *testing.T) {
+func TestEngineOptionsVCS(t *testing.T) {
 	e, wired, err := backend.NewEngineWired(backend.EngineOptions{Workspace: t.TempDir(), Model: "m", Provider: scripted.New(), Lang: "en"})
 	require.NoError(t, err)
 	require.Nil(t, wired.VCS, "off by default")

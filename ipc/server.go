@@ -165,7 +165,7 @@ func New(opts Options) (*Server, error) {
 		SystemLocale:     opts.SystemLocale,
 		SendQueueBytes:   opts.SendQueueBytes,
 		Broadcast:        s.broadcast,
-		Envelope:         wsrpc.NotificationFrame,
+		Envelope:         wsrpc.NotificationEnvelope,
 		IsConfigError:    func(err error) bool { return wireError(err).Code == wsrpc.CodeConfig },
 		ReleaseMemory:    func() { s.rpc.ReleaseMemory() },
 	})

@@ -260,22 +260,17 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
 }
 
-// NotificationFrame is the JSON-RPC envelope of a notification whose params
-// are already encoded (a JSON object): the same bytes EncodeNotification
-// produces for them, without encoding them again. The backend encodes the
-// params of its streams (session.event, terminal.output) once per event
-// and the transport wraps them here.
-func NotificationFrame(method string, params []byte) []byte {
-	const head, mid = `{"jsonrpc":"2.0","method":`, `,"params":`
-	b := make([]byte, 0, len(head)+len(method)+2+len(mid)+len(params)+1)
-	b = append(b, head...)
-	b = appendMethod(b, method)
-	b = append(b, mid...)
-	if len(params) == 0 {
-		params = []byte("null")
-	}
-	b = append(b, params...)
-	return append(b, '}')
+// NotificationEnvelope returns the bytes around a notification's params:
+// head + params + tail is the frame EncodeNotification makes of params
+// already encoded (a JSON value). The backend appends the params of its
+// streams (session.event, terminal.output) between them by hand, so that
+// an event is encoded once, in one buffer, and the envelope stays the
+// transport's.
+func NotificationEnvelope(method string) (head, tail []byte) {
+	head = append([]byte(`{"jsonrpc":"2.0","method":`), nil...)
+	head = appendMethod(head, method)
+	head = append(head, `,"params":`...)
+	return head, []byte("}")
 }
 
 // appendMethod appends a method name as a JSON string; names are plain

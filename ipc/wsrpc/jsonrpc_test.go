@@ -127,9 +127,9 @@ func TestWireErrorMapping(t *testing.T) {
 	require.NotErrorIs(t, we, ErrConflict)
 }
 
-// TestNotificationFrameIsTheEncodersEnvelope: wrapping encoded params gives
+// TestNotificationEnvelopeIsTheEncoders: head + encoded params + tail are
 // the bytes EncodeNotification makes of them.
-func TestNotificationFrameIsTheEncodersEnvelope(t *testing.T) {
+func TestNotificationEnvelopeIsTheEncoders(t *testing.T) {
 	for _, tc := range []struct {
 		method string
 		params string
@@ -141,6 +141,7 @@ func TestNotificationFrameIsTheEncodersEnvelope(t *testing.T) {
 	} {
 		want, err := EncodeNotification(tc.method, json.RawMessage(tc.params))
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(NotificationFrame(tc.method, []byte(tc.params))))
+		head, tail := NotificationEnvelope(tc.method)
+		require.Equal(t, string(want), string(head)+tc.params+string(tail))
 	}
 }

@@ -40,14 +40,14 @@ func builtinAgent(name string) (store.AgentDef, bool) {
 
 // agent returns an agent by name ("" is the default agent): a builtin or a
 // stored one; ErrNotFound otherwise.
-func (s *Backend) agent(ctx context.Context, name string) (store.AgentDef, error) {
+func (b *Backend) agent(ctx context.Context, name string) (store.AgentDef, error) {
 	if name == "" {
 		name = defaultAgent
 	}
 	if a, ok := builtinAgent(name); ok {
 		return a, nil
 	}
-	list, err := s.opts.Store.Agents(ctx)
+	list, err := b.opts.Store.Agents(ctx)
 	if err != nil {
 		return store.AgentDef{}, err
 	}
@@ -79,10 +79,10 @@ func (a agentSetup) instructions(workspace, lang string) string {
 
 // agentSetupFor resolves a session's agent for its engine. An agent removed
 // since the session chose it falls back to the default one (logged).
-func (s *Backend) agentSetupFor(ctx context.Context, sessionID, name string) (agentSetup, error) {
-	a, err := s.agent(ctx, name)
+func (b *Backend) agentSetupFor(ctx context.Context, sessionID, name string) (agentSetup, error) {
+	a, err := b.agent(ctx, name)
 	if errors.Is(err, ErrNotFound) {
-		s.log.Warn("session agent no longer exists; using the default agent", "session", sessionID, "agent", name)
+		b.log.Warn("session agent no longer exists; using the default agent", "session", sessionID, "agent", name)
 		return agentSetup{agentType: defaultAgent}, nil
 	}
 	if err != nil {
@@ -94,8 +94,8 @@ func (s *Backend) agentSetupFor(ctx context.Context, sessionID, name string) (ag
 	return agentSetup{agentType: defaultAgent, prompt: a.Prompt}, nil
 }
 
-func (s *Backend) Agents(ctx context.Context, p protocol.Empty) (protocol.AgentsListResult, error) {
-	stored, err := s.opts.Store.Agents(ctx)
+func (b *Backend) Agents(ctx context.Context, p protocol.Empty) (protocol.AgentsListResult, error) {
+	stored, err := b.opts.Store.Agents(ctx)
 	if err != nil {
 		return protocol.AgentsListResult{}, err
 	}
@@ -111,30 +111,30 @@ func (s *Backend) Agents(ctx context.Context, p protocol.Empty) (protocol.Agents
 	return protocol.AgentsListResult{Agents: out}, nil
 }
 
-func (s *Backend) AddAgent(ctx context.Context, p protocol.AgentsAddParams) (protocol.Agent, error) {
+func (b *Backend) AddAgent(ctx context.Context, p protocol.AgentsAddParams) (protocol.Agent, error) {
 	if !agentName.MatchString(p.Name) {
 		return protocol.Agent{}, protocol.InvalidField("name", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
 	if _, ok := builtinAgent(p.Name); ok {
 		return protocol.Agent{}, fmt.Errorf("%w: agent %q is builtin", ErrConflict, p.Name)
 	}
-	if _, err := s.agent(ctx, p.Name); err == nil {
+	if _, err := b.agent(ctx, p.Name); err == nil {
 		return protocol.Agent{}, fmt.Errorf("%w: agent %q exists (use agents.update)", ErrConflict, p.Name)
 	} else if !errors.Is(err, ErrNotFound) {
 		return protocol.Agent{}, err
 	}
 	a := store.AgentDef{Name: p.Name, Description: p.Description, Prompt: p.Prompt, Model: p.Model}
-	if err := s.opts.Store.PutAgent(ctx, a); err != nil {
+	if err := b.opts.Store.PutAgent(ctx, a); err != nil {
 		return protocol.Agent{}, err
 	}
-	return s.storedAgentInfo(ctx, p.Name)
+	return b.storedAgentInfo(ctx, p.Name)
 }
 
-func (s *Backend) UpdateAgent(ctx context.Context, p protocol.AgentsUpdateParams) (protocol.Agent, error) {
+func (b *Backend) UpdateAgent(ctx context.Context, p protocol.AgentsUpdateParams) (protocol.Agent, error) {
 	if _, ok := builtinAgent(p.Name); ok {
 		return protocol.Agent{}, fmt.Errorf("%w: agent %q is builtin and cannot be changed", ErrForbidden, p.Name)
 	}
-	a, err := s.agent(ctx, p.Name)
+	a, err := b.agent(ctx, p.Name)
 	if err != nil {
 		return protocol.Agent{}, err
 	}
@@ -150,26 +150,26 @@ func (s *Backend) UpdateAgent(ctx context.Context, p protocol.AgentsUpdateParams
 	if p.Model != nil {
 		a.Model = *p.Model
 	}
-	if err := s.opts.Store.PutAgent(ctx, a); err != nil {
+	if err := b.opts.Store.PutAgent(ctx, a); err != nil {
 		return protocol.Agent{}, err
 	}
-	s.reloadEngines("") // sessions of this agent take the new prompt at their next turn
-	return s.storedAgentInfo(ctx, p.Name)
+	b.reloadEngines("") // sessions of this agent take the new prompt at their next turn
+	return b.storedAgentInfo(ctx, p.Name)
 }
 
-func (s *Backend) RemoveAgent(ctx context.Context, p protocol.NameParams) (protocol.RemovedResult, error) {
+func (b *Backend) RemoveAgent(ctx context.Context, p protocol.NameParams) (protocol.RemovedResult, error) {
 	if _, ok := builtinAgent(p.Name); ok {
 		return protocol.RemovedResult{}, fmt.Errorf("%w: agent %q is builtin and cannot be removed", ErrForbidden, p.Name)
 	}
-	if err := s.opts.Store.DeleteAgent(ctx, p.Name); err != nil {
+	if err := b.opts.Store.DeleteAgent(ctx, p.Name); err != nil {
 		return protocol.RemovedResult{}, fmt.Errorf("agent %q: %w", p.Name, err)
 	}
-	s.reloadEngines("")
+	b.reloadEngines("")
 	return protocol.RemovedResult{Removed: true}, nil
 }
 
-func (s *Backend) storedAgentInfo(ctx context.Context, name string) (protocol.Agent, error) {
-	a, err := s.agent(ctx, name)
+func (b *Backend) storedAgentInfo(ctx context.Context, name string) (protocol.Agent, error) {
+	a, err := b.agent(ctx, name)
 	if err != nil {
 		return protocol.Agent{}, err
 	}
@@ -179,8 +179,8 @@ func (s *Backend) storedAgentInfo(ctx context.Context, name string) (protocol.Ag
 // reloadEngines makes every loaded session (of projectID; "" = all)
 // rebuild its engine before its next turn: idle engines are released now,
 // busy ones are marked.
-func (s *Backend) reloadEngines(projectID string) {
-	for _, h := range s.hosts.All() {
+func (b *Backend) reloadEngines(projectID string) {
+	for _, h := range b.hosts.All() {
 		if projectID != "" && h.ProjectID() != projectID {
 			continue
 		}

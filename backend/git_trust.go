@@ -50,22 +50,22 @@ func (g gitState) confirmed() *gitenv.Candidate {
 
 // gitStateOf discovers a project's repository and checks it against the
 // stored confirmation. An unreadable confirmation counts as none.
-func (s *Backend) gitStateOf(ctx context.Context, pr store.Project) gitState {
+func (b *Backend) gitStateOf(ctx context.Context, pr store.Project) gitState {
 	g := gitState{own: isGitRepo(pr.Path)}
 	c, err := gitenv.Discover(pr.Path)
 	if err != nil || c == nil {
 		return g
 	}
 	g.candidate = c
-	if saved, err := s.gitTrust(ctx, pr.ID); err == nil && saved != nil && saved.Hash == c.Hash && saved.Project == c.Project {
+	if saved, err := b.gitTrust(ctx, pr.ID); err == nil && saved != nil && saved.Hash == c.Hash && saved.Project == c.Project {
 		g.trusted = true
 	}
 	return g
 }
 
 // gitTrust reads a project's stored confirmation (nil when none).
-func (s *Backend) gitTrust(ctx context.Context, projectID string) (*gitenv.Candidate, error) {
-	raw, err := s.opts.Store.Setting(ctx, gitTrustKey(projectID))
+func (b *Backend) gitTrust(ctx context.Context, projectID string) (*gitenv.Candidate, error) {
+	raw, err := b.opts.Store.Setting(ctx, gitTrustKey(projectID))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && len(raw) == 0) {
 		return nil, nil
 	}
@@ -74,7 +74,7 @@ func (s *Backend) gitTrust(ctx context.Context, projectID string) (*gitenv.Candi
 	}
 	var c gitenv.Candidate
 	if err := json.Unmarshal(raw, &c); err != nil {
-		s.log.Warn("git trust unreadable; the repository is untrusted", "project", projectID, "err", err)
+		b.log.Warn("git trust unreadable; the repository is untrusted", "project", projectID, "err", err)
 		return nil, nil
 	}
 	return &c, nil
@@ -83,7 +83,7 @@ func (s *Backend) gitTrust(ctx context.Context, projectID string) (*gitenv.Candi
 // setGitTrust stores c as a project's confirmation (nil removes it) and
 // makes the project's loaded sessions rebuild their engines, so their git
 // tools, commands and snapshots follow.
-func (s *Backend) setGitTrust(ctx context.Context, projectID string, c *gitenv.Candidate) error {
+func (b *Backend) setGitTrust(ctx context.Context, projectID string, c *gitenv.Candidate) error {
 	var raw json.RawMessage
 	if c != nil {
 		var err error
@@ -93,10 +93,10 @@ func (s *Backend) setGitTrust(ctx context.Context, projectID string, c *gitenv.C
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gitTrustWriteTimeout)
 	defer cancel()
-	if err := s.opts.Store.SetSetting(ctx, gitTrustKey(projectID), raw); err != nil {
+	if err := b.opts.Store.SetSetting(ctx, gitTrustKey(projectID), raw); err != nil {
 		return fmt.Errorf("save git trust: %w", err)
 	}
-	s.reloadEngines(projectID)
+	b.reloadEngines(projectID)
 	return nil
 }
 
@@ -112,8 +112,8 @@ func (g gitState) wireCandidate() *protocol.GitCandidate {
 	}
 }
 
-func (s *Backend) TrustGit(ctx context.Context, p protocol.ProjectTrustGitParams) (protocol.Project, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) TrustGit(ctx context.Context, p protocol.ProjectTrustGitParams) (protocol.Project, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
@@ -127,37 +127,37 @@ func (s *Backend) TrustGit(ctx context.Context, p protocol.ProjectTrustGitParams
 	case c.Hash != p.Hash:
 		return protocol.Project{}, fmt.Errorf("project.trustGit: %w: shown %s, the repository now is %s (%s %s); open the project again", ErrGitStaleHash, p.Hash, c.Hash, c.Kind, c.Repository)
 	}
-	if err := s.setGitTrust(ctx, pr.ID, c); err != nil {
+	if err := b.setGitTrust(ctx, pr.ID, c); err != nil {
 		return protocol.Project{}, err
 	}
-	ps, err := s.projectSettings(ctx, pr.ID)
+	ps, err := b.projectSettings(ctx, pr.ID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
-	return s.projectInfo(ctx, pr, ps), nil
+	return b.projectInfo(ctx, pr, ps), nil
 }
 
-func (s *Backend) UntrustGit(ctx context.Context, p protocol.ProjectIDParams) (protocol.Project, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) UntrustGit(ctx context.Context, p protocol.ProjectIDParams) (protocol.Project, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
-	if err := s.setGitTrust(ctx, pr.ID, nil); err != nil {
+	if err := b.setGitTrust(ctx, pr.ID, nil); err != nil {
 		return protocol.Project{}, err
 	}
-	ps, err := s.projectSettings(ctx, pr.ID)
+	ps, err := b.projectSettings(ctx, pr.ID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
-	return s.projectInfo(ctx, pr, ps), nil
+	return b.projectInfo(ctx, pr, ps), nil
 }
 
 // gitConfirmedOf is the confirmed repository of a project for its
 // sessions' engines and trackers; nil when it has none (or its own .git).
-func (s *Backend) gitConfirmedOf(ctx context.Context, projectID string) *gitenv.Candidate {
-	pr, err := s.opts.Store.Project(ctx, projectID)
+func (b *Backend) gitConfirmedOf(ctx context.Context, projectID string) *gitenv.Candidate {
+	pr, err := b.opts.Store.Project(ctx, projectID)
 	if err != nil {
 		return nil
 	}
-	return s.gitStateOf(ctx, pr).confirmed()
+	return b.gitStateOf(ctx, pr).confirmed()
 }

@@ -35,8 +35,8 @@ func grantInfos(gs []permission.SessionGrant) []protocol.Grant {
 	return out
 }
 
-func (s *Backend) Grants(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGrantsResult, error) {
-	h, err := s.host(ctx, p.SessionID)
+func (b *Backend) Grants(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGrantsResult, error) {
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionGrantsResult{}, err
 	}
@@ -45,19 +45,19 @@ func (s *Backend) Grants(ctx context.Context, p protocol.SessionIDParams) (proto
 	if eng := h.Loaded(); eng != nil {
 		return protocol.SessionGrantsResult{Grants: grantInfos(eng.Permissions().SessionGrants())}, nil
 	}
-	g, err := s.opts.Store.Grants(ctx, p.SessionID)
+	g, err := b.opts.Store.Grants(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionGrantsResult{}, err
 	}
 	return protocol.SessionGrantsResult{Grants: grantInfos(SessionGrantsOf(g))}, nil
 }
 
-func (s *Backend) RevokeGrant(ctx context.Context, p protocol.SessionRevokeGrantParams) (protocol.RevokedResult, error) {
+func (b *Backend) RevokeGrant(ctx context.Context, p protocol.SessionRevokeGrantParams) (protocol.RevokedResult, error) {
 	kind := permission.GrantKind(string(p.Kind))
 	if kind != permission.GrantTool && kind != permission.GrantCommand {
 		return protocol.RevokedResult{}, protocol.InvalidField("kind", `must be "tool" or "command"`)
 	}
-	h, err := s.host(ctx, p.SessionID)
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.RevokedResult{}, err
 	}
@@ -73,7 +73,7 @@ func (s *Backend) RevokeGrant(ctx context.Context, p protocol.SessionRevokeGrant
 		}
 		return protocol.RevokedResult{Revoked: true}, nil
 	}
-	g, err := s.opts.Store.Grants(ctx, p.SessionID)
+	g, err := b.opts.Store.Grants(ctx, p.SessionID)
 	if err != nil {
 		return protocol.RevokedResult{}, err
 	}
@@ -87,7 +87,7 @@ func (s *Backend) RevokeGrant(ctx context.Context, p protocol.SessionRevokeGrant
 	}
 	*list = slices.Delete(*list, i, i+1)
 	delete(times, p.Name)
-	if err := s.opts.Store.SaveGrants(ctx, p.SessionID, g); err != nil {
+	if err := b.opts.Store.SaveGrants(ctx, p.SessionID, g); err != nil {
 		return protocol.RevokedResult{}, err
 	}
 	return protocol.RevokedResult{Revoked: true}, nil

@@ -18,41 +18,41 @@ var wellKnownProviders = []string{DefaultProfile, "deepseek"}
 // without a keyring.
 var errNoKeyring = fmt.Errorf("%w: this sidecar has no OS keychain; set the provider's API key environment variable (e.g. OPENAI_API_KEY) instead", keychain.ErrUnavailable)
 
-func (s *Backend) SetKey(ctx context.Context, p protocol.KeysSetParams) (protocol.KeyStatus, error) {
+func (b *Backend) SetKey(ctx context.Context, p protocol.KeysSetParams) (protocol.KeyStatus, error) {
 	if err := keychain.ValidateProvider(p.Provider); err != nil {
 		return protocol.KeyStatus{}, protocol.InvalidField("provider", err.Error())
 	}
 	if err := keychain.ValidateKey(p.APIKey); err != nil {
 		return protocol.KeyStatus{}, protocol.InvalidField("apiKey", err.Error())
 	}
-	kr := s.opts.Keyring
+	kr := b.opts.Keyring
 	if kr == nil {
 		return protocol.KeyStatus{}, fmt.Errorf("keys.set %s: %w", p.Provider, errNoKeyring)
 	}
 	if err := kr.Set(ctx, p.Provider, p.APIKey); err != nil {
 		return protocol.KeyStatus{}, fmt.Errorf("keys.set %s: %w", p.Provider, err)
 	}
-	s.profileChanged(p.Provider)
-	return s.keyStatus(p.Provider), nil
+	b.profileChanged(p.Provider)
+	return b.keyStatus(p.Provider), nil
 }
 
-func (s *Backend) DeleteKey(ctx context.Context, p protocol.KeysProviderParams) (protocol.KeyStatus, error) {
+func (b *Backend) DeleteKey(ctx context.Context, p protocol.KeysProviderParams) (protocol.KeyStatus, error) {
 	if err := keychain.ValidateProvider(p.Provider); err != nil {
 		return protocol.KeyStatus{}, protocol.InvalidField("provider", err.Error())
 	}
-	kr := s.opts.Keyring
+	kr := b.opts.Keyring
 	if kr == nil {
 		return protocol.KeyStatus{}, fmt.Errorf("keys.delete %s: %w", p.Provider, errNoKeyring)
 	}
 	if err := kr.Delete(ctx, p.Provider); err != nil {
 		return protocol.KeyStatus{}, fmt.Errorf("keys.delete %s: %w", p.Provider, err)
 	}
-	s.profileChanged(p.Provider)
-	return s.keyStatus(p.Provider), nil
+	b.profileChanged(p.Provider)
+	return b.keyStatus(p.Provider), nil
 }
 
-func (s *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.KeysStatusResult, error) {
-	stored, err := s.opts.Store.ProviderProfiles(ctx)
+func (b *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.KeysStatusResult, error) {
+	stored, err := b.opts.Store.ProviderProfiles(ctx)
 	if err != nil {
 		return protocol.KeysStatusResult{}, err
 	}
@@ -64,7 +64,7 @@ func (s *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.Ke
 	names = slices.Compact(names)
 	out := make([]protocol.KeyStatus, len(names))
 	for i, n := range names {
-		out[i] = s.keyStatus(n)
+		out[i] = b.keyStatus(n)
 	}
 	return protocol.KeysStatusResult{Keys: out}, nil
 }
@@ -73,8 +73,8 @@ func (s *Backend) KeysStatus(ctx context.Context, p protocol.Empty) (protocol.Ke
 // environment. Without a keyring only the environment is looked at. The
 // keyring answers from its cache, and within keychain.LookupTimeout when it
 // must ask a keychain that does not answer (Error then says so).
-func (s *Backend) keyStatus(provider string) protocol.KeyStatus {
-	if kr := s.opts.Keyring; kr != nil {
+func (b *Backend) keyStatus(provider string) protocol.KeyStatus {
+	if kr := b.opts.Keyring; kr != nil {
 		return protocol.KeyStatus(kr.Status(context.Background(), provider))
 	}
 	st := protocol.KeyStatus{Provider: provider, EnvVar: keychain.EnvVar(provider), Error: errNoKeyring.Error()}

@@ -37,19 +37,19 @@ func newLangState(systemLocale func() string) langState {
 }
 
 // setShellLocale records the shell's locale (initialize {locale}).
-func (s *Backend) setShellLocale(tag string) {
-	s.lang.mu.Lock()
-	s.lang.shell = tag
-	s.lang.mu.Unlock()
+func (b *Backend) setShellLocale(tag string) {
+	b.lang.mu.Lock()
+	b.lang.shell = tag
+	b.lang.mu.Unlock()
 }
 
 // defaultLang is the language of a session that names none.
-func (s *Backend) defaultLang() string {
-	s.lang.mu.Lock()
-	tag := s.lang.shell
-	s.lang.mu.Unlock()
+func (b *Backend) defaultLang() string {
+	b.lang.mu.Lock()
+	tag := b.lang.shell
+	b.lang.mu.Unlock()
 	if tag == "" {
-		tag = s.lang.os()
+		tag = b.lang.os()
 	}
 	if l, ok := engine.MatchLang(tag); ok {
 		return l
@@ -58,21 +58,21 @@ func (s *Backend) defaultLang() string {
 }
 
 // sessionLang is the language a session runs in: its own, else the default.
-func (s *Backend) sessionLang(ss store.Session) string {
+func (b *Backend) sessionLang(ss store.Session) string {
 	if l, ok := engine.MatchLang(sessionSettings(ss).Lang); ok {
 		return l
 	}
-	return s.defaultLang()
+	return b.defaultLang()
 }
 
 // langOf is the language of a session by id (the default when it cannot
 // be read): the language of the error and turn_end texts the host records.
-func (s *Backend) langOf(sessionID string) string {
-	ss, err := s.opts.Store.Session(context.WithoutCancel(s.ctx), sessionID)
+func (b *Backend) langOf(sessionID string) string {
+	ss, err := b.opts.Store.Session(context.WithoutCancel(b.ctx), sessionID)
 	if err != nil {
-		return s.defaultLang()
+		return b.defaultLang()
 	}
-	return s.sessionLang(ss)
+	return b.sessionLang(ss)
 }
 
 // validLocale checks initialize's locale: a BCP 47 or POSIX tag
@@ -105,7 +105,7 @@ func quoteTrunc(s string) string {
 	return string(b)
 }
 
-func (s *Backend) SetLang(ctx context.Context, p protocol.SessionSetLangParams) (protocol.Session, error) {
+func (b *Backend) SetLang(ctx context.Context, p protocol.SessionSetLangParams) (protocol.Session, error) {
 	lang, err := parseLang(p.Lang)
 	if err != nil {
 		return protocol.Session{}, err
@@ -113,7 +113,7 @@ func (s *Backend) SetLang(ctx context.Context, p protocol.SessionSetLangParams) 
 	if lang == "" {
 		return protocol.Session{}, protocol.InvalidField("lang", "required")
 	}
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
 		set := sessionSettings(*ss)
 		set.Lang = lang
 		ss.Settings = withSettings(ss.Settings, set)
@@ -123,6 +123,6 @@ func (s *Backend) SetLang(ctx context.Context, p protocol.SessionSetLangParams) 
 	}
 	// The language is in the prompt, the naming and the compactor: the
 	// engine is rebuilt (history kept in the store) before the next turn.
-	s.reloadEngine(p.SessionID)
-	return s.sessionInfo(ctx, ss), nil
+	b.reloadEngine(p.SessionID)
+	return b.sessionInfo(ctx, ss), nil
 }

@@ -18,8 +18,8 @@ import (
 // never lose one another's changes; connecting runs in the background and
 // is reported by mcp.status notifications.
 
-func (s *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (protocol.MCPListResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (protocol.MCPListResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPListResult{}, err
 	}
@@ -33,8 +33,8 @@ func (s *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (prot
 	return protocol.MCPListResult{Servers: pm.servers(), Configs: cfgs, Warnings: wireWarnings(warns), ConfigPath: pm.path}, nil
 }
 
-func (s *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol.MCPServerResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol.MCPServerResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
@@ -52,7 +52,7 @@ func (s *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol
 		return protocol.MCPServerResult{}, fmt.Errorf("mcp.add: %w", err)
 	}
 	pm.connectLaterLocked(cfg)
-	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", []string{cfg.Name}, nil, nil, nil))
+	b.broadcast("mcp.changed", newMCPChanged(pm.id, "api", []string{cfg.Name}, nil, nil, nil))
 	info, err := pm.serverInfo(cfg.Name)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
@@ -60,8 +60,8 @@ func (s *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol
 	return protocol.MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
-func (s *Backend) UpdateMCP(ctx context.Context, p protocol.MCPUpdateParams) (protocol.MCPServerResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) UpdateMCP(ctx context.Context, p protocol.MCPUpdateParams) (protocol.MCPServerResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
@@ -88,12 +88,12 @@ func (s *Backend) UpdateMCP(ctx context.Context, p protocol.MCPUpdateParams) (pr
 	if cfg.Name != p.Name {
 		ch.Added, ch.Removed, ch.Changed = []string{cfg.Name}, []string{p.Name}, []string{}
 	}
-	s.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
+	b.broadcast("mcp.changed", ch) // UpdateConfig sent the new mcp.status
 	return protocol.MCPServerResult{Server: info, Warnings: wireWarnings(warns)}, nil
 }
 
-func (s *Backend) RemoveMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.RemovedResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) RemoveMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.RemovedResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.RemovedResult{}, err
 	}
@@ -112,15 +112,15 @@ func (s *Backend) RemoveMCP(ctx context.Context, p protocol.MCPNameParams) (prot
 	if err := pm.saveLocked(); err != nil {
 		return protocol.RemovedResult{}, fmt.Errorf("mcp.remove: %w", err)
 	}
-	s.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))
+	b.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))
 	return protocol.RemovedResult{Removed: true}, nil
 }
 
 // mcpRefresh reconnects a server and waits for the handshake: a failed
 // connect is not an error of the call, it is the server's state (failed,
 // with lastError).
-func (s *Backend) RefreshMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) RefreshMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
@@ -145,8 +145,8 @@ func (s *Backend) RefreshMCP(ctx context.Context, p protocol.MCPNameParams) (pro
 // (mcp.list). A hash that is not the current config's is refused (-32003):
 // the file changed since it was shown. The server then connects in the
 // background.
-func (s *Backend) TrustMCP(ctx context.Context, p protocol.MCPTrustParams) (protocol.MCPServerResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) TrustMCP(ctx context.Context, p protocol.MCPTrustParams) (protocol.MCPServerResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}
@@ -166,8 +166,8 @@ func (s *Backend) TrustMCP(ctx context.Context, p protocol.MCPTrustParams) (prot
 }
 
 // mcpUntrust revokes a server's approval; a running server is stopped.
-func (s *Backend) UntrustMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
-	pm, err := s.projectMCPFor(ctx, p.ProjectID)
+func (b *Backend) UntrustMCP(ctx context.Context, p protocol.MCPNameParams) (protocol.MCPServerResult, error) {
+	pm, err := b.projectMCPFor(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.MCPServerResult{}, err
 	}

@@ -83,8 +83,8 @@ func wireConfigs(cfgs []mcp.ServerConfig) ([]protocol.MCPServerConfig, error) {
 // openMCP creates the project's manager when it has none: the file is
 // loaded (its warnings kept for mcp.list), watched, and its servers are
 // connected in the background so that project.open stays fast.
-func (s *Backend) openMCP(projectID, root string) {
-	if s.mcpOf(projectID) != nil {
+func (b *Backend) openMCP(projectID, root string) {
+	if b.mcpOf(projectID) != nil {
 		return
 	}
 	path := mcp.DefaultConfigPath(root)
@@ -96,34 +96,34 @@ func (s *Backend) openMCP(projectID, root string) {
 	if w, err := confine.New(root); err == nil {
 		ws = w
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(b.ctx)
 	pm := &projectMCP{id: projectID, path: path, ctx: ctx, cancel: cancel, warnings: nonNilWarnings(warns)}
 	pm.mgr = mcp.NewManager(mcp.WithBuiltinConfigs(cfgs), mcp.Options{
 		Workspace: root,
-		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
-		Trust:     &mcpTrust{st: s.opts.Store, projectID: projectID},
+		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: b.ocrVision},
+		Trust:     &mcpTrust{st: b.opts.Store, projectID: projectID},
 		OnStatus: func(st mcp.Status) {
-			s.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
+			b.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
 		},
-		Logger: s.log.With("project", projectID),
+		Logger: b.log.With("project", projectID),
 	})
-	s.mcp.mu.Lock()
-	if s.mcp.closed || s.mcp.byProject[projectID] != nil {
-		s.mcp.mu.Unlock()
+	b.mcp.mu.Lock()
+	if b.mcp.closed || b.mcp.byProject[projectID] != nil {
+		b.mcp.mu.Unlock()
 		cancel()
 		_ = pm.mgr.CloseAll() // lost a race with another open, or the server closes
 		return
 	}
-	if s.mcp.byProject == nil {
-		s.mcp.byProject = map[string]*projectMCP{}
+	if b.mcp.byProject == nil {
+		b.mcp.byProject = map[string]*projectMCP{}
 	}
-	s.mcp.byProject[projectID] = pm
-	s.mcp.mu.Unlock()
+	b.mcp.byProject[projectID] = pm
+	b.mcp.mu.Unlock()
 
-	if err := pm.mgr.Watch(ctx, path, pm.onFileChange(s)); err != nil {
-		s.log.Warn("watch MCP config", "project", projectID, "err", err)
+	if err := pm.mgr.Watch(ctx, path, pm.onFileChange(b)); err != nil {
+		b.log.Warn("watch MCP config", "project", projectID, "err", err)
 	}
-	s.attachLoaded(pm)
+	b.attachLoaded(pm)
 	pm.mu.Lock()
 	pm.goLocked(func() { pm.mgr.ConnectAll(pm.ctx) })
 	pm.mu.Unlock()
@@ -163,29 +163,29 @@ func (pm *projectMCP) close() error {
 }
 
 // closeMCP closes a project's manager (project.close).
-func (s *Backend) closeMCP(projectID string) {
-	s.mcp.mu.Lock()
-	pm := s.mcp.byProject[projectID]
-	delete(s.mcp.byProject, projectID)
-	s.mcp.mu.Unlock()
+func (b *Backend) closeMCP(projectID string) {
+	b.mcp.mu.Lock()
+	pm := b.mcp.byProject[projectID]
+	delete(b.mcp.byProject, projectID)
+	b.mcp.mu.Unlock()
 	if pm == nil {
 		return
 	}
 	if err := pm.close(); err != nil {
-		s.log.Warn("close MCP", "project", projectID, "err", err)
+		b.log.Warn("close MCP", "project", projectID, "err", err)
 	}
 }
 
 // closeAllMCP closes every manager; no new one is created afterwards.
-func (s *Backend) closeAllMCP() error {
-	s.mcp.mu.Lock()
-	s.mcp.closed = true
-	pms := make([]*projectMCP, 0, len(s.mcp.byProject))
-	for _, pm := range s.mcp.byProject {
+func (b *Backend) closeAllMCP() error {
+	b.mcp.mu.Lock()
+	b.mcp.closed = true
+	pms := make([]*projectMCP, 0, len(b.mcp.byProject))
+	for _, pm := range b.mcp.byProject {
 		pms = append(pms, pm)
 	}
-	s.mcp.byProject = nil
-	s.mcp.mu.Unlock()
+	b.mcp.byProject = nil
+	b.mcp.mu.Unlock()
 	var errs []error
 	for _, pm := range pms {
 		errs = append(errs, pm.close())
@@ -193,16 +193,16 @@ func (s *Backend) closeAllMCP() error {
 	return errors.Join(errs...)
 }
 
-func (s *Backend) mcpOf(projectID string) *projectMCP {
-	s.mcp.mu.Lock()
-	defer s.mcp.mu.Unlock()
-	return s.mcp.byProject[projectID]
+func (b *Backend) mcpOf(projectID string) *projectMCP {
+	b.mcp.mu.Lock()
+	defer b.mcp.mu.Unlock()
+	return b.mcp.byProject[projectID]
 }
 
 // attachMCP gives a session engine its project's MCP tools (when the
 // project is open) and detaches them when the engine is closed.
-func (s *Backend) attachMCP(eng *engine.Engine, projectID string) {
-	if pm := s.mcpOf(projectID); pm != nil {
+func (b *Backend) attachMCP(eng *engine.Engine, projectID string) {
+	if pm := b.mcpOf(projectID); pm != nil {
 		attachEngine(pm, eng)
 	}
 }
@@ -218,9 +218,9 @@ func attachEngine(pm *projectMCP, eng *engine.Engine) {
 
 // attachLoaded attaches the engines of the project already loaded (a
 // project reopened while one of its turns still ran).
-func (s *Backend) attachLoaded(pm *projectMCP) {
+func (b *Backend) attachLoaded(pm *projectMCP) {
 	var engs []*engine.Engine
-	for _, h := range s.hosts.All() {
+	for _, h := range b.hosts.All() {
 		if h.ProjectID() != pm.id {
 			continue
 		}
@@ -234,15 +234,15 @@ func (s *Backend) attachLoaded(pm *projectMCP) {
 }
 
 // broadcast sends a notification to every initialized connection.
-func (s *Backend) broadcast(method string, params any) { s.opts.Broadcast(method, params) }
+func (b *Backend) broadcast(method string, params any) { b.opts.Broadcast(method, params) }
 
 // projectMCPFor returns an open project's manager: -32002 for an unknown
 // project and for one that is not open.
-func (s *Backend) projectMCPFor(ctx context.Context, projectID string) (*projectMCP, error) {
-	if pm := s.mcpOf(projectID); pm != nil {
+func (b *Backend) projectMCPFor(ctx context.Context, projectID string) (*projectMCP, error) {
+	if pm := b.mcpOf(projectID); pm != nil {
 		return pm, nil
 	}
-	if _, err := s.projectOf(ctx, projectID); err != nil {
+	if _, err := b.projectOf(ctx, projectID); err != nil {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%w: project %s is not open (call project.open)", ErrNotFound, projectID)
@@ -334,12 +334,12 @@ const ocrPrompt = "Transcribe all the text in this image exactly, preserving lin
 // ocrVision is the OCR preset's last fallback (after macOS Vision and
 // tesseract): the default provider profile's model reads the image. It is
 // resolved at call time, so a key or profile set later is used.
-func (s *Backend) ocrVision(ctx context.Context, imageDataURL string) (string, error) {
-	prof, err := s.profile(ctx, DefaultProfile)
+func (b *Backend) ocrVision(ctx context.Context, imageDataURL string) (string, error) {
+	prof, err := b.profile(ctx, DefaultProfile)
 	if err != nil {
 		return "", err
 	}
-	prov, model, err := s.providers.provider(ctx, prof, "", s.defaultLang())
+	prov, model, err := b.providers.provider(ctx, prof, "", b.defaultLang())
 	if err != nil {
 		return "", err
 	}

@@ -139,20 +139,20 @@ func (t *sessionTrust) remember(ctx context.Context, hash string) error {
 // (replacing its earlier ones) and connects those whose trust the project
 // remembers, waiting for their handshakes; the others wait for
 // mcp.sessionTrust.
-func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p protocol.MCPSessionAddParams) (protocol.MCPSessionAddResult, error) {
+func (b *Backend) AddSessionMCP(ctx context.Context, c Client, p protocol.MCPSessionAddParams) (protocol.MCPSessionAddResult, error) {
 	if len(p.Servers) > maxSessionMCPServers {
 		return protocol.MCPSessionAddResult{}, protocol.InvalidField("servers", fmt.Sprintf("at most %d servers", maxSessionMCPServers))
 	}
-	ss, err := s.opts.Store.Session(ctx, p.SessionID)
+	ss, err := b.opts.Store.Session(ctx, p.SessionID)
 	if err != nil {
 		return protocol.MCPSessionAddResult{}, err
 	}
-	pr, err := s.projectOf(ctx, ss.ProjectID)
+	pr, err := b.projectOf(ctx, ss.ProjectID)
 	if err != nil {
 		return protocol.MCPSessionAddResult{}, err
 	}
 	taken := map[string]bool{}
-	if pm := s.mcpOf(ss.ProjectID); pm != nil {
+	if pm := b.mcpOf(ss.ProjectID); pm != nil {
 		for _, cfg := range pm.mgr.Configs() {
 			taken[cfg.Name] = true
 		}
@@ -181,7 +181,7 @@ func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p protocol.MCPSes
 		cfgs = append(cfgs, cfg)
 	}
 
-	sm, err := s.replaceSessionMCP(c, p.SessionID, pr.Path, ss.ProjectID, cfgs, hashes)
+	sm, err := b.replaceSessionMCP(c, p.SessionID, pr.Path, ss.ProjectID, cfgs, hashes)
 	if err != nil {
 		return protocol.MCPSessionAddResult{}, err
 	}
@@ -191,31 +191,31 @@ func (s *Backend) AddSessionMCP(ctx context.Context, c Client, p protocol.MCPSes
 
 // replaceSessionMCP closes the session's servers and installs cfgs as its
 // new ones, attached to its engine when it is loaded.
-func (s *Backend) replaceSessionMCP(c Client, sessionID, root, projectID string, cfgs []mcp.ServerConfig, hashes map[string]string) (*sessionMCP, error) {
-	s.smcp.edit.Lock()
-	defer s.smcp.edit.Unlock()
-	s.closeSessionMCPEditLocked(sessionID, nil)
+func (b *Backend) replaceSessionMCP(c Client, sessionID, root, projectID string, cfgs []mcp.ServerConfig, hashes map[string]string) (*sessionMCP, error) {
+	b.smcp.edit.Lock()
+	defer b.smcp.edit.Unlock()
+	b.closeSessionMCPEditLocked(sessionID, nil)
 	off := false
-	trust := &sessionTrust{s: s, key: "mcp.sessionTrust/" + projectID, hashes: hashes}
+	trust := &sessionTrust{s: b, key: "mcp.sessionTrust/" + projectID, hashes: hashes}
 	sm := &sessionMCP{sessionID: sessionID, owner: c, trust: trust}
 	sm.mgr = mcp.NewManager(cfgs, mcp.Options{
 		Workspace: root,
 		Lazy:      mcp.LazyOptions{Enabled: &off},
 		Trust:     trust,
-		Logger:    s.log.With("session", sessionID, "mcp", "session"),
+		Logger:    b.log.With("session", sessionID, "mcp", "session"),
 	})
-	s.smcp.mu.Lock()
-	if s.smcp.closed {
-		s.smcp.mu.Unlock()
+	b.smcp.mu.Lock()
+	if b.smcp.closed {
+		b.smcp.mu.Unlock()
 		_ = sm.mgr.CloseAll()
 		return nil, fmt.Errorf("mcp.sessionAdd: %w", mcp.ErrClosed)
 	}
-	if s.smcp.bySession == nil {
-		s.smcp.bySession = map[string]*sessionMCP{}
+	if b.smcp.bySession == nil {
+		b.smcp.bySession = map[string]*sessionMCP{}
 	}
-	s.smcp.bySession[sessionID] = sm
-	s.smcp.mu.Unlock()
-	if h := s.loadedHost(sessionID); h != nil {
+	b.smcp.bySession[sessionID] = sm
+	b.smcp.mu.Unlock()
+	if h := b.loadedHost(sessionID); h != nil {
 		if eng := h.Loaded(); eng != nil {
 			attachSessionEngine(sm, eng)
 		}
@@ -227,8 +227,8 @@ func (s *Backend) replaceSessionMCP(c Client, sessionID, root, projectID string,
 // showed), for the session or, with remember, for the project; then
 // connects it and waits for the handshake (a failed one is the server's
 // state, not an error of the call).
-func (s *Backend) TrustSessionMCP(ctx context.Context, p protocol.MCPSessionTrustParams) (protocol.MCPServerResult, error) {
-	sm := s.sessionMCPOf(p.SessionID)
+func (b *Backend) TrustSessionMCP(ctx context.Context, p protocol.MCPSessionTrustParams) (protocol.MCPServerResult, error) {
+	sm := b.sessionMCPOf(p.SessionID)
 	if sm == nil {
 		return protocol.MCPServerResult{}, fmt.Errorf("%w: session %s has no MCP servers of a client (mcp.sessionAdd)", ErrNotFound, p.SessionID)
 	}
@@ -255,15 +255,15 @@ func (s *Backend) TrustSessionMCP(ctx context.Context, p protocol.MCPSessionTrus
 	return protocol.MCPServerResult{}, fmt.Errorf("%w: MCP server %q: %w", ErrNotFound, p.Name, mcp.ErrUnknownServer)
 }
 
-func (s *Backend) sessionMCPOf(sessionID string) *sessionMCP {
-	s.smcp.mu.Lock()
-	defer s.smcp.mu.Unlock()
-	return s.smcp.bySession[sessionID]
+func (b *Backend) sessionMCPOf(sessionID string) *sessionMCP {
+	b.smcp.mu.Lock()
+	defer b.smcp.mu.Unlock()
+	return b.smcp.bySession[sessionID]
 }
 
 // attachSessionMCP gives a session engine its session servers' tools.
-func (s *Backend) attachSessionMCP(eng *engine.Engine, sessionID string) {
-	if sm := s.sessionMCPOf(sessionID); sm != nil {
+func (b *Backend) attachSessionMCP(eng *engine.Engine, sessionID string) {
+	if sm := b.sessionMCPOf(sessionID); sm != nil {
 		attachSessionEngine(sm, eng)
 	}
 }
@@ -278,55 +278,55 @@ func attachSessionEngine(sm *sessionMCP, eng *engine.Engine) {
 }
 
 // closeSessionMCP closes a session's servers (session.delete).
-func (s *Backend) closeSessionMCP(sessionID string) {
-	s.smcp.edit.Lock()
-	defer s.smcp.edit.Unlock()
-	s.closeSessionMCPEditLocked(sessionID, nil)
+func (b *Backend) closeSessionMCP(sessionID string) {
+	b.smcp.edit.Lock()
+	defer b.smcp.edit.Unlock()
+	b.closeSessionMCPEditLocked(sessionID, nil)
 }
 
 // closeSessionMCPEditLocked closes the session's servers when owner is nil
 // or added them. s.smcp.edit is held.
-func (s *Backend) closeSessionMCPEditLocked(sessionID string, owner Client) {
-	s.smcp.mu.Lock()
-	sm := s.smcp.bySession[sessionID]
+func (b *Backend) closeSessionMCPEditLocked(sessionID string, owner Client) {
+	b.smcp.mu.Lock()
+	sm := b.smcp.bySession[sessionID]
 	if sm == nil || (owner != nil && sm.owner != owner) {
-		s.smcp.mu.Unlock()
+		b.smcp.mu.Unlock()
 		return
 	}
-	delete(s.smcp.bySession, sessionID)
-	s.smcp.mu.Unlock()
+	delete(b.smcp.bySession, sessionID)
+	b.smcp.mu.Unlock()
 	if err := sm.mgr.CloseAll(); err != nil {
-		s.log.Warn("close the session's MCP servers", "session", sessionID, "err", err)
+		b.log.Warn("close the session's MCP servers", "session", sessionID, "err", err)
 	}
 }
 
 // dropSessionMCPs closes the session servers a connection added: it ended.
-func (s *Backend) dropSessionMCPs(c Client) {
-	s.smcp.edit.Lock()
-	defer s.smcp.edit.Unlock()
-	s.smcp.mu.Lock()
+func (b *Backend) dropSessionMCPs(c Client) {
+	b.smcp.edit.Lock()
+	defer b.smcp.edit.Unlock()
+	b.smcp.mu.Lock()
 	var ids []string
-	for id, sm := range s.smcp.bySession {
+	for id, sm := range b.smcp.bySession {
 		if sm.owner == c {
 			ids = append(ids, id)
 		}
 	}
-	s.smcp.mu.Unlock()
+	b.smcp.mu.Unlock()
 	for _, id := range ids {
-		s.closeSessionMCPEditLocked(id, c)
+		b.closeSessionMCPEditLocked(id, c)
 	}
 }
 
 // closeAllSessionMCP closes every session's servers; none is added
 // afterwards.
-func (s *Backend) closeAllSessionMCP() error {
-	s.smcp.edit.Lock()
-	defer s.smcp.edit.Unlock()
-	s.smcp.mu.Lock()
-	s.smcp.closed = true
-	sms := s.smcp.bySession
-	s.smcp.bySession = nil
-	s.smcp.mu.Unlock()
+func (b *Backend) closeAllSessionMCP() error {
+	b.smcp.edit.Lock()
+	defer b.smcp.edit.Unlock()
+	b.smcp.mu.Lock()
+	b.smcp.closed = true
+	sms := b.smcp.bySession
+	b.smcp.bySession = nil
+	b.smcp.mu.Unlock()
 	var errs []error
 	for _, sm := range sms {
 		errs = append(errs, sm.mgr.CloseAll())

@@ -14,11 +14,11 @@ import (
 )
 
 // projectInfo is a project on the wire, open as this process knows it.
-func (s *Backend) projectInfo(ctx context.Context, pr store.Project, ps protocol.ProjectSettings) protocol.Project {
-	s.mu.Lock()
-	_, open := s.openProjects[pr.ID]
-	s.mu.Unlock()
-	g := s.gitStateOf(ctx, pr)
+func (b *Backend) projectInfo(ctx context.Context, pr store.Project, ps protocol.ProjectSettings) protocol.Project {
+	b.mu.Lock()
+	_, open := b.openProjects[pr.ID]
+	b.mu.Unlock()
+	g := b.gitStateOf(ctx, pr)
 	return protocol.Project{ProjectID: pr.ID, Path: pr.Path, Git: g.own || g.trusted, GitCandidate: g.wireCandidate(), Open: open, Settings: ps}
 }
 
@@ -62,7 +62,7 @@ func isGitRepo(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-func (s *Backend) OpenProject(ctx context.Context, p protocol.ProjectOpenParams) (protocol.Project, error) {
+func (b *Backend) OpenProject(ctx context.Context, p protocol.ProjectOpenParams) (protocol.Project, error) {
 	root, err := projectRoot(p.Path)
 	if err != nil {
 		return protocol.Project{}, err
@@ -73,79 +73,79 @@ func (s *Backend) OpenProject(ctx context.Context, p protocol.ProjectOpenParams)
 			return protocol.Project{}, err
 		}
 	}
-	pr, ps, err := s.openProject(ctx, root, mode)
+	pr, ps, err := b.openProject(ctx, root, mode)
 	if err != nil {
 		return protocol.Project{}, err
 	}
-	return s.projectInfo(ctx, pr, ps), nil
+	return b.projectInfo(ctx, pr, ps), nil
 }
 
 // openProject records root (checked by projectRoot) as a project, sets its
 // vcs mode unless mode is "", and opens it in this process.
-func (s *Backend) openProject(ctx context.Context, root string, mode vcs.Mode) (store.Project, protocol.ProjectSettings, error) {
-	pr, err := s.opts.Store.UpsertProject(ctx, root)
+func (b *Backend) openProject(ctx context.Context, root string, mode vcs.Mode) (store.Project, protocol.ProjectSettings, error) {
+	pr, err := b.opts.Store.UpsertProject(ctx, root)
 	if err != nil {
 		return pr, protocol.ProjectSettings{}, fmt.Errorf("open project: %w", err)
 	}
 	var ps protocol.ProjectSettings
 	if mode != "" {
-		ps, err = s.setProjectVCS(ctx, pr.ID, mode)
+		ps, err = b.setProjectVCS(ctx, pr.ID, mode)
 	} else {
-		ps, err = s.projectSettings(ctx, pr.ID)
+		ps, err = b.projectSettings(ctx, pr.ID)
 	}
 	if err != nil {
 		return pr, ps, err
 	}
-	s.mu.Lock()
-	s.openProjects[pr.ID] = struct{}{}
-	s.mu.Unlock()
-	s.openMCP(pr.ID, pr.Path) // connects in the background
+	b.mu.Lock()
+	b.openProjects[pr.ID] = struct{}{}
+	b.mu.Unlock()
+	b.openMCP(pr.ID, pr.Path) // connects in the background
 	return pr, ps, nil
 }
 
-func (s *Backend) CloseProject(ctx context.Context, p protocol.ProjectIDParams) (protocol.ProjectCloseResult, error) {
-	if _, err := s.opts.Store.Project(ctx, p.ProjectID); err != nil {
+func (b *Backend) CloseProject(ctx context.Context, p protocol.ProjectIDParams) (protocol.ProjectCloseResult, error) {
+	if _, err := b.opts.Store.Project(ctx, p.ProjectID); err != nil {
 		return protocol.ProjectCloseResult{}, err
 	}
-	return protocol.ProjectCloseResult{Closed: s.closeProject(p.ProjectID)}, nil
+	return protocol.ProjectCloseResult{Closed: b.closeProject(p.ProjectID)}, nil
 }
 
 // closeProject closes a project in this process: idle engines of the
 // project are released (running turns finish), its MCP servers, file
 // watcher and terminals closed. It reports whether it was open.
-func (s *Backend) closeProject(projectID string) bool {
-	s.mu.Lock()
-	_, wasOpen := s.openProjects[projectID]
-	delete(s.openProjects, projectID)
-	s.mu.Unlock()
-	s.unloadIdle(projectID)
-	s.closeMCP(projectID) // kills its MCP servers
-	if err := s.closeWatcher(projectID); err != nil {
-		s.log.Warn("close file watcher", "project", projectID, "err", err)
+func (b *Backend) closeProject(projectID string) bool {
+	b.mu.Lock()
+	_, wasOpen := b.openProjects[projectID]
+	delete(b.openProjects, projectID)
+	b.mu.Unlock()
+	b.unloadIdle(projectID)
+	b.closeMCP(projectID) // kills its MCP servers
+	if err := b.closeWatcher(projectID); err != nil {
+		b.log.Warn("close file watcher", "project", projectID, "err", err)
 	}
-	if s.opts.Terminals != nil {
-		s.opts.Terminals.CloseProject(projectID)
+	if b.opts.Terminals != nil {
+		b.opts.Terminals.CloseProject(projectID)
 	}
 	return wasOpen
 }
 
-func (s *Backend) Projects(ctx context.Context, p protocol.Empty) (protocol.ProjectListResult, error) {
-	prs, err := s.opts.Store.Projects(ctx)
+func (b *Backend) Projects(ctx context.Context, p protocol.Empty) (protocol.ProjectListResult, error) {
+	prs, err := b.opts.Store.Projects(ctx)
 	if err != nil {
 		return protocol.ProjectListResult{}, err
 	}
 	out := make([]protocol.Project, len(prs))
 	for i, pr := range prs {
-		ps, err := s.projectSettings(ctx, pr.ID)
+		ps, err := b.projectSettings(ctx, pr.ID)
 		if err != nil {
 			return protocol.ProjectListResult{}, err
 		}
-		out[i] = s.projectInfo(ctx, pr, ps)
+		out[i] = b.projectInfo(ctx, pr, ps)
 	}
 	return protocol.ProjectListResult{Projects: out}, nil
 }
 
 // projectOf returns a stored project or an error wrapping ErrNotFound.
-func (s *Backend) projectOf(ctx context.Context, id string) (store.Project, error) {
-	return s.opts.Store.Project(ctx, id)
+func (b *Backend) projectOf(ctx context.Context, id string) (store.Project, error) {
+	return b.opts.Store.Project(ctx, id)
 }

@@ -14,9 +14,9 @@ import (
 func projectSettingsKey(projectID string) string { return "project.settings/" + projectID }
 
 // projectSettings reads a project's settings, defaults filled in.
-func (s *Backend) projectSettings(ctx context.Context, projectID string) (protocol.ProjectSettings, error) {
+func (b *Backend) projectSettings(ctx context.Context, projectID string) (protocol.ProjectSettings, error) {
 	ps := protocol.ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
-	raw, err := s.opts.Store.Setting(ctx, projectSettingsKey(projectID))
+	raw, err := b.opts.Store.Setting(ctx, projectSettingsKey(projectID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return ps, nil
@@ -25,7 +25,7 @@ func (s *Backend) projectSettings(ctx context.Context, projectID string) (protoc
 	}
 	var saved protocol.ProjectSettings
 	if err := json.Unmarshal(raw, &saved); err != nil {
-		s.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
+		b.log.Warn("project settings unreadable; using the defaults", "project", projectID, "err", err)
 		return ps, nil
 	}
 	if m, err := vcs.ParseMode(string(saved.VCS)); err == nil && saved.VCS != "" {
@@ -36,29 +36,29 @@ func (s *Backend) projectSettings(ctx context.Context, projectID string) (protoc
 
 // setProjectVCS stores a project's vcs mode (already checked) and makes the
 // project's loaded sessions rebuild their engines before their next turn.
-func (s *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (protocol.ProjectSettings, error) {
-	ps, err := s.projectSettings(ctx, projectID)
+func (b *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (protocol.ProjectSettings, error) {
+	ps, err := b.projectSettings(ctx, projectID)
 	if err != nil {
 		return ps, err
 	}
 	ps.VCS = protocol.VCSMode(m)
-	b, err := json.Marshal(ps)
+	raw, err := json.Marshal(ps)
 	if err != nil {
 		return ps, err
 	}
-	if err := s.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), b); err != nil {
+	if err := b.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), raw); err != nil {
 		return ps, fmt.Errorf("project settings: %w", err)
 	}
-	s.reloadEngines(projectID)
+	b.reloadEngines(projectID)
 	return ps, nil
 }
 
-func (s *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetSettingsParams) (protocol.Project, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetSettingsParams) (protocol.Project, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
-	ps, err := s.projectSettings(ctx, pr.ID)
+	ps, err := b.projectSettings(ctx, pr.ID)
 	if err != nil {
 		return protocol.Project{}, err
 	}
@@ -67,22 +67,22 @@ func (s *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetS
 		if err != nil {
 			return protocol.Project{}, err
 		}
-		if ps, err = s.setProjectVCS(ctx, pr.ID, m); err != nil {
+		if ps, err = b.setProjectVCS(ctx, pr.ID, m); err != nil {
 			return protocol.Project{}, err
 		}
 	}
-	return s.projectInfo(ctx, pr, ps), nil
+	return b.projectInfo(ctx, pr, ps), nil
 }
 
 // vcsModeOf is a session's change tracking: its own vcs when it was created
 // with one, else its project's.
-func (s *Backend) vcsModeOf(ctx context.Context, ss store.Session) vcs.Mode {
+func (b *Backend) vcsModeOf(ctx context.Context, ss store.Session) vcs.Mode {
 	if m, ok := sessionVCSMode(ss); ok {
 		return m
 	}
-	ps, err := s.projectSettings(ctx, ss.ProjectID)
+	ps, err := b.projectSettings(ctx, ss.ProjectID)
 	if err != nil {
-		s.log.Warn("read project settings", "project", ss.ProjectID, "err", err)
+		b.log.Warn("read project settings", "project", ss.ProjectID, "err", err)
 		return DefaultVCSMode
 	}
 	m, err := vcs.ParseMode(string(ps.VCS))

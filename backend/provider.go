@@ -271,7 +271,7 @@ func (p *providerSource) reset() {
 // ResetProvider makes sessions choose their model provider again (call it
 // after an API key or a provider profile changed): idle engines are
 // released now, busy ones are rebuilt before their next turn.
-func (s *Backend) ResetProvider() {
-	s.providers.reset()
-	s.reloadEngines("")
+func (b *Backend) ResetProvider() {
+	b.providers.reset()
+	b.reloadEngines("")
 }

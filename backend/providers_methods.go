@@ -29,11 +29,11 @@ const modelsTimeout = 30 * time.Second
 
 // profile returns a provider profile by name ("" is the default profile,
 // which exists implicitly until one is stored).
-func (s *Backend) profile(ctx context.Context, name string) (store.ProviderProfile, error) {
+func (b *Backend) profile(ctx context.Context, name string) (store.ProviderProfile, error) {
 	if name == "" {
 		name = DefaultProfile
 	}
-	p, err := s.opts.Store.ProviderProfile(ctx, name)
+	p, err := b.opts.Store.ProviderProfile(ctx, name)
 	if errors.Is(err, store.ErrNotFound) && name == DefaultProfile {
 		return implicitProfile(), nil
 	}
@@ -44,8 +44,8 @@ func (s *Backend) profile(ctx context.Context, name string) (store.ProviderProfi
 }
 
 // profiles lists the stored profiles plus the implicit default one.
-func (s *Backend) profiles(ctx context.Context) ([]store.ProviderProfile, error) {
-	list, err := s.opts.Store.ProviderProfiles(ctx)
+func (b *Backend) profiles(ctx context.Context) ([]store.ProviderProfile, error) {
+	list, err := b.opts.Store.ProviderProfiles(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +55,8 @@ func (s *Backend) profiles(ctx context.Context) ([]store.ProviderProfile, error)
 	return list, nil
 }
 
-func (s *Backend) providerInfo(p store.ProviderProfile, stored bool) protocol.Provider {
-	st := s.keyStatus(p.Name)
+func (b *Backend) providerInfo(p store.ProviderProfile, stored bool) protocol.Provider {
+	st := b.keyStatus(p.Name)
 	h := p.Headers
 	if h == nil {
 		h = map[string]string{}
@@ -68,28 +68,28 @@ func (s *Backend) providerInfo(p store.ProviderProfile, stored bool) protocol.Pr
 	}
 }
 
-func (s *Backend) Providers(ctx context.Context, p protocol.Empty) (protocol.ProvidersListResult, error) {
-	stored, err := s.opts.Store.ProviderProfiles(ctx)
+func (b *Backend) Providers(ctx context.Context, p protocol.Empty) (protocol.ProvidersListResult, error) {
+	stored, err := b.opts.Store.ProviderProfiles(ctx)
 	if err != nil {
 		return protocol.ProvidersListResult{}, err
 	}
-	list, err := s.profiles(ctx)
+	list, err := b.profiles(ctx)
 	if err != nil {
 		return protocol.ProvidersListResult{}, err
 	}
 	out := make([]protocol.Provider, len(list))
 	for i, pr := range list {
 		isStored := slices.ContainsFunc(stored, func(x store.ProviderProfile) bool { return x.Name == pr.Name })
-		out[i] = s.providerInfo(pr, isStored)
+		out[i] = b.providerInfo(pr, isStored)
 	}
 	return protocol.ProvidersListResult{Providers: out}, nil
 }
 
-func (s *Backend) SetProvider(ctx context.Context, p protocol.ProvidersSetParams) (protocol.Provider, error) {
+func (b *Backend) SetProvider(ctx context.Context, p protocol.ProvidersSetParams) (protocol.Provider, error) {
 	if !profileName.MatchString(p.Name) {
 		return protocol.Provider{}, protocol.InvalidField("name", "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
-	cur, err := s.opts.Store.ProviderProfile(ctx, p.Name)
+	cur, err := b.opts.Store.ProviderProfile(ctx, p.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound) && p.Name == DefaultProfile:
 		cur = implicitProfile()
@@ -142,15 +142,15 @@ func (s *Backend) SetProvider(ctx context.Context, p protocol.ProvidersSetParams
 		}
 		cur.Retry = r
 	}
-	if err := s.opts.Store.PutProviderProfile(ctx, cur); err != nil {
+	if err := b.opts.Store.PutProviderProfile(ctx, cur); err != nil {
 		return protocol.Provider{}, err
 	}
-	s.profileChanged(p.Name)
-	saved, err := s.opts.Store.ProviderProfile(ctx, p.Name)
+	b.profileChanged(p.Name)
+	saved, err := b.opts.Store.ProviderProfile(ctx, p.Name)
 	if err != nil {
 		return protocol.Provider{}, err
 	}
-	return s.providerInfo(saved, true), nil
+	return b.providerInfo(saved, true), nil
 }
 
 // checkBaseURL accepts an absolute http or https URL without credentials.
@@ -192,19 +192,19 @@ func checkProxy(raw string) error {
 	return nil
 }
 
-func (s *Backend) DeleteProvider(ctx context.Context, p protocol.NameParams) (protocol.DeletedResult, error) {
-	if err := s.opts.Store.DeleteProviderProfile(ctx, p.Name); err != nil {
+func (b *Backend) DeleteProvider(ctx context.Context, p protocol.NameParams) (protocol.DeletedResult, error) {
+	if err := b.opts.Store.DeleteProviderProfile(ctx, p.Name); err != nil {
 		return protocol.DeletedResult{}, fmt.Errorf("provider profile %q: %w", p.Name, err)
 	}
-	s.profileChanged(p.Name)
+	b.profileChanged(p.Name)
 	return protocol.DeletedResult{Deleted: true}, nil
 }
 
 // profileChanged makes the next model request of every session see a
 // profile's (or its key's) new state.
-func (s *Backend) profileChanged(name string) {
-	s.models.forget(name)
-	s.ResetProvider()
+func (b *Backend) profileChanged(name string) {
+	b.models.forget(name)
+	b.ResetProvider()
 }
 
 // modelsCache remembers each profile's model list for ModelsCacheTTL.
@@ -243,18 +243,18 @@ func (c *modelsCache) forget(name string) {
 	delete(c.entries, name)
 }
 
-func (s *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (protocol.ModelsListResult, error) {
-	prof, err := s.profile(ctx, p.Provider)
+func (b *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (protocol.ModelsListResult, error) {
+	prof, err := b.profile(ctx, p.Provider)
 	if err != nil {
 		return protocol.ModelsListResult{}, err
 	}
 	now := time.Now()
-	if ids, ok := s.models.get(prof.Name, now); ok {
+	if ids, ok := b.models.get(prof.Name, now); ok {
 		return protocol.ModelsListResult{Provider: prof.Name, Models: ids, Cached: true}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, modelsTimeout)
 	defer cancel()
-	ids, err := s.providers.openaiFor(prof).Models(ctx)
+	ids, err := b.providers.openaiFor(prof).Models(ctx)
 	if err != nil {
 		if k := llm.KindOf(err); k == llm.KindConfig || k == llm.KindAuth {
 			return protocol.ModelsListResult{}, fmt.Errorf("%w: models of provider %q: %w", ErrConfig, prof.Name, err)
@@ -264,6 +264,6 @@ func (s *Backend) Models(ctx context.Context, p protocol.ModelsListParams) (prot
 	if ids == nil {
 		ids = []string{}
 	}
-	s.models.put(prof.Name, ids, now)
+	b.models.put(prof.Name, ids, now)
 	return protocol.ModelsListResult{Provider: prof.Name, Models: ids}, nil
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/zqagent/sidecar/store"
 )
 
-func (s *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) (protocol.RequestRespondResult, error) {
-	st := s.opts.Store
+func (b *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) (protocol.RequestRespondResult, error) {
+	st := b.opts.Store
 	req, err := st.Request(ctx, p.RequestID)
 	if err != nil {
 		return protocol.RequestRespondResult{}, err
@@ -20,7 +20,7 @@ func (s *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	if err := validateResponse(req, p.Response); err != nil {
 		return protocol.RequestRespondResult{}, err
 	}
-	h, err := s.host(ctx, p.SessionID)
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.RequestRespondResult{}, err
 	}
@@ -32,19 +32,19 @@ func (s *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	}
 	// No turn of this process waits: the request was opened before a
 	// restart. The last answer resumes the turn.
-	resumed, err := s.resumeIfAnswered(ctx, h, req)
+	resumed, err := b.resumeIfAnswered(ctx, h, req)
 	if err != nil {
-		s.log.Warn("resume after answer", "session", p.SessionID, "err", err)
+		b.log.Warn("resume after answer", "session", p.SessionID, "err", err)
 	}
 	return protocol.RequestRespondResult{Answered: true, Resumed: resumed}, nil
 }
 
 // resumeIfAnswered resumes the turn of req when no request of the session
 // is pending any more and no turn runs.
-func (s *Backend) resumeIfAnswered(ctx context.Context, h *Session, req store.PendingRequest) (bool, error) {
+func (b *Backend) resumeIfAnswered(ctx context.Context, h *Session, req store.PendingRequest) (bool, error) {
 	h.lockResume() // two last answers at once resume once
 	defer h.unlockResume()
-	pend, err := s.opts.Store.PendingRequests(ctx, h.ID())
+	pend, err := b.opts.Store.PendingRequests(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}

@@ -16,9 +16,9 @@ import (
 
 // sandboxInfo reports the loaded engine's sandbox, else what the session's
 // settings resolve to here.
-func (s *Backend) sandboxInfo(ss store.Session) protocol.SandboxInfo {
+func (b *Backend) sandboxInfo(ss store.Session) protocol.SandboxInfo {
 	var st sandbox.Status
-	if eng := s.loadedEngine(ss.ID); eng != nil {
+	if eng := b.loadedEngine(ss.ID); eng != nil {
 		st = eng.Permissions().Sandbox()
 	} else {
 		st, _ = sandbox.Resolve(sessionSettings(ss).sandboxConfig()) // an unavailable required sandbox is in st.Reason
@@ -26,11 +26,11 @@ func (s *Backend) sandboxInfo(ss store.Session) protocol.SandboxInfo {
 	return protocol.SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
 }
 
-func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Session {
+func (b *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Session {
 	// The host's state when the session is loaded (the store has it too,
 	// maybe a write behind), else the stored one.
 	status := ss.Status
-	if h := s.loadedHost(ss.ID); h != nil {
+	if h := b.loadedHost(ss.ID); h != nil {
 		status = string(h.turnState())
 	}
 	st, _ := ParseTurnState(status)
@@ -38,9 +38,9 @@ func (s *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Se
 	return protocol.Session{
 		SessionID: ss.ID, ProjectID: ss.ProjectID, Title: ss.Title, TitleSource: ss.TitleSource,
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
-		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(s.vcsModeOf(ctx, ss)), Lang: s.sessionLang(ss),
+		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(b.vcsModeOf(ctx, ss)), Lang: b.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-		Settings: protocol.SessionSettings(sessionSettings(ss)), Sandbox: s.sandboxInfo(ss),
+		Settings: protocol.SessionSettings(sessionSettings(ss)), Sandbox: b.sandboxInfo(ss),
 	}
 }
 
@@ -52,7 +52,7 @@ func pendingInfos(ps []store.PendingRequest) []protocol.PendingRequest {
 	return out
 }
 
-func (s *Backend) CreateSession(ctx context.Context, p protocol.SessionCreateParams) (protocol.SessionCreateResult, error) {
+func (b *Backend) CreateSession(ctx context.Context, p protocol.SessionCreateParams) (protocol.SessionCreateResult, error) {
 	mode, err := permission.ParseMode(string(p.Mode))
 	if err != nil {
 		return protocol.SessionCreateResult{}, protocol.InvalidField("mode", err.Error())
@@ -82,15 +82,15 @@ func (s *Backend) CreateSession(ctx context.Context, p protocol.SessionCreatePar
 		return protocol.SessionCreateResult{}, err
 	}
 	if lang == "" {
-		lang = s.defaultLang() // kept: the session keeps its language
+		lang = b.defaultLang() // kept: the session keeps its language
 	}
-	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+	if _, err := b.projectOf(ctx, p.ProjectID); err != nil {
 		return protocol.SessionCreateResult{}, err
 	}
-	if _, err := s.profile(ctx, p.Provider); err != nil {
+	if _, err := b.profile(ctx, p.Provider); err != nil {
 		return protocol.SessionCreateResult{}, fmt.Errorf("provider: %w", err)
 	}
-	ag, err := s.agent(ctx, p.Agent)
+	ag, err := b.agent(ctx, p.Agent)
 	if err != nil {
 		return protocol.SessionCreateResult{}, fmt.Errorf("agent: %w", err)
 	}
@@ -106,11 +106,11 @@ func (s *Backend) CreateSession(ctx context.Context, p protocol.SessionCreatePar
 	if p.Title != "" {
 		ss.TitleSource = "user"
 	}
-	ss, err = s.opts.Store.CreateSession(ctx, ss)
+	ss, err = b.opts.Store.CreateSession(ctx, ss)
 	if err != nil {
 		return protocol.SessionCreateResult{}, err
 	}
-	return protocol.SessionCreateResult{SessionID: ss.ID, Session: s.sessionInfo(ctx, ss)}, nil
+	return protocol.SessionCreateResult{SessionID: ss.ID, Session: b.sessionInfo(ctx, ss)}, nil
 }
 
 func validEffort(e string) error {
@@ -121,29 +121,29 @@ func validEffort(e string) error {
 	return protocol.InvalidField("reasoningEffort", "must be low, medium or high")
 }
 
-func (s *Backend) ListSessions(ctx context.Context, p protocol.ProjectIDParams) (protocol.SessionListResult, error) {
-	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+func (b *Backend) ListSessions(ctx context.Context, p protocol.ProjectIDParams) (protocol.SessionListResult, error) {
+	if _, err := b.projectOf(ctx, p.ProjectID); err != nil {
 		return protocol.SessionListResult{}, err
 	}
-	list, err := s.opts.Store.Sessions(ctx, p.ProjectID)
+	list, err := b.opts.Store.Sessions(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.SessionListResult{}, err
 	}
 	out := make([]protocol.Session, len(list))
 	for i, ss := range list {
-		out[i] = s.sessionInfo(ctx, ss)
+		out[i] = b.sessionInfo(ctx, ss)
 	}
 	return protocol.SessionListResult{Sessions: out}, nil
 }
 
-func (s *Backend) SessionView(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGetResult, error) {
-	st := s.opts.Store
+func (b *Backend) SessionView(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGetResult, error) {
+	st := b.opts.Store
 	ss, err := st.Session(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionGetResult{}, err
 	}
 	var msgs []llm.Message
-	if h := s.loadedHost(p.SessionID); h != nil {
+	if h := b.loadedHost(p.SessionID); h != nil {
 		if eng := h.Loaded(); eng != nil {
 			msgs = eng.Messages()
 		}
@@ -164,7 +164,7 @@ func (s *Backend) SessionView(ctx context.Context, p protocol.SessionIDParams) (
 	if err != nil {
 		return protocol.SessionGetResult{}, err
 	}
-	return protocol.SessionGetResult{Session: s.sessionInfo(ctx, ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
+	return protocol.SessionGetResult{Session: b.sessionInfo(ctx, ss), Messages: wireMessages(msgs), PendingRequests: pendingInfos(pend), QueuedTurns: queued}, nil
 }
 
 // wireMessages is the history a UI renders: no system prompt, and no inline
@@ -192,45 +192,45 @@ func attachmentRef(a llm.StoredAttachment) protocol.AttachmentRef {
 	return protocol.AttachmentRef{Name: a.Name, MimeType: a.MimeType, Size: a.Size, Path: a.Path}
 }
 
-func (s *Backend) DeleteSession(ctx context.Context, p protocol.SessionIDParams) (protocol.DeletedResult, error) {
-	if h := s.loadedHost(p.SessionID); h != nil {
+func (b *Backend) DeleteSession(ctx context.Context, p protocol.SessionIDParams) (protocol.DeletedResult, error) {
+	if h := b.loadedHost(p.SessionID); h != nil {
 		h.Interrupt()
 		if err := h.WaitIdle(ctx); err != nil {
 			return protocol.DeletedResult{}, fmt.Errorf("delete session: waiting for its turn to end: %w", err)
 		}
-		s.hosts.Forget(p.SessionID)
+		b.hosts.Forget(p.SessionID)
 		if err := h.Close(); err != nil {
-			s.log.Warn("close session", "session", p.SessionID, "err", err)
+			b.log.Warn("close session", "session", p.SessionID, "err", err)
 		}
 	}
-	s.closeSessionMCP(p.SessionID)
-	sv, vcsErr := s.vcsOf(ctx, p.SessionID) // resolved before the row goes
-	if err := s.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
+	b.closeSessionMCP(p.SessionID)
+	sv, vcsErr := b.vcsOf(ctx, p.SessionID) // resolved before the row goes
+	if err := b.opts.Store.DeleteSession(ctx, p.SessionID); err != nil {
 		return protocol.DeletedResult{}, err
 	}
-	if dir := toolResultDir(s.opts.Store.SessionDir(p.SessionID), p.SessionID); dir != "" {
+	if dir := toolResultDir(b.opts.Store.SessionDir(p.SessionID), p.SessionID); dir != "" {
 		_ = os.RemoveAll(dir) // spilled results outside the session folder (TOOL_RESULT_DIR)
 	}
 	if vcsErr == nil {
 		// Drop the session's snapshot refs; the workspace is not touched.
 		if err := sv.Forget(ctx); err != nil {
-			s.log.Warn("forget change tracking", "session", p.SessionID, "err", err)
+			b.log.Warn("forget change tracking", "session", p.SessionID, "err", err)
 		}
 	}
 	return protocol.DeletedResult{Deleted: true}, nil
 }
 
-func (s *Backend) RenameSession(ctx context.Context, p protocol.SessionRenameParams) (protocol.Session, error) {
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+func (b *Backend) RenameSession(ctx context.Context, p protocol.SessionRenameParams) (protocol.Session, error) {
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
 		ss.Title, ss.TitleSource = p.Title, "user"
 	})
 	if err != nil {
 		return protocol.Session{}, err
 	}
-	if h, err := s.host(ctx, p.SessionID); err == nil {
+	if h, err := b.host(ctx, p.SessionID); err == nil {
 		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
-	return s.sessionInfo(ctx, ss), nil
+	return b.sessionInfo(ctx, ss), nil
 }
 
 // Subscribe subscribes sink to the session's events after afterSeq.
@@ -239,15 +239,15 @@ func (s *Backend) RenameSession(ctx context.Context, p protocol.SessionRenamePar
 // the last seq that one queued (-1: none), where the new stream starts when
 // it is further on. The subscription's pump runs on sink's goroutine and
 // sends nothing before MarkReady (after the answer is queued).
-func (s *Backend) Subscribe(ctx context.Context, sink Client, p protocol.SessionSubscribeParams, fence func() (int64, error)) (*Subscription, protocol.SessionSubscribeResult, error) {
+func (b *Backend) Subscribe(ctx context.Context, sink Client, p protocol.SessionSubscribeParams, fence func() (int64, error)) (*Subscription, protocol.SessionSubscribeResult, error) {
 	if p.AfterSeq < 0 {
 		return nil, protocol.SessionSubscribeResult{}, protocol.InvalidField("afterSeq", "must not be negative")
 	}
-	h, err := s.host(ctx, p.SessionID)
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return nil, protocol.SessionSubscribeResult{}, err
 	}
-	pend, err := s.opts.Store.PendingRequests(ctx, p.SessionID)
+	pend, err := b.opts.Store.PendingRequests(ctx, p.SessionID)
 	if err != nil {
 		return nil, protocol.SessionSubscribeResult{}, err
 	}

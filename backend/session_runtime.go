@@ -15,40 +15,40 @@ import (
 // engine (the next tool call or model request sees it). An unloaded session
 // picks them up when its engine is built.
 
-func (s *Backend) SetMode(ctx context.Context, p protocol.SessionSetModeParams) (protocol.Session, error) {
+func (b *Backend) SetMode(ctx context.Context, p protocol.SessionSetModeParams) (protocol.Session, error) {
 	mode, err := permission.ParseMode(string(p.Mode))
 	if err != nil {
 		return protocol.Session{}, protocol.InvalidField("mode", err.Error())
 	}
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Mode = string(mode) })
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Mode = string(mode) })
 	if err != nil {
 		return protocol.Session{}, err
 	}
-	if eng := s.loadedEngine(p.SessionID); eng != nil {
+	if eng := b.loadedEngine(p.SessionID); eng != nil {
 		eng.SetMode(mode)
 	}
-	return s.sessionInfo(ctx, ss), nil
+	return b.sessionInfo(ctx, ss), nil
 }
 
-func (s *Backend) SetModel(ctx context.Context, p protocol.SessionSetModelParams) (protocol.Session, error) {
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Model = p.Model })
+func (b *Backend) SetModel(ctx context.Context, p protocol.SessionSetModelParams) (protocol.Session, error) {
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) { ss.Model = p.Model })
 	if err != nil {
 		return protocol.Session{}, err
 	}
-	if eng := s.loadedEngine(p.SessionID); eng != nil {
+	if eng := b.loadedEngine(p.SessionID); eng != nil {
 		eng.SetModel(p.Model)
 	}
-	return s.sessionInfo(ctx, ss), nil
+	return b.sessionInfo(ctx, ss), nil
 }
 
-func (s *Backend) SetAgent(ctx context.Context, p protocol.SessionSetAgentParams) (protocol.Session, error) {
-	ag, err := s.agent(ctx, p.Agent)
+func (b *Backend) SetAgent(ctx context.Context, p protocol.SessionSetAgentParams) (protocol.Session, error) {
+	ag, err := b.agent(ctx, p.Agent)
 	if err != nil {
 		return protocol.Session{}, fmt.Errorf("agent: %w", err)
 	}
 	// Switching agents takes the agent's model when it names one (seed
 	// §16.2: engine.model = agent.model ?? engine.model).
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
 		ss.Agent = p.Agent
 		if ag.Model != "" {
 			ss.Model = ag.Model
@@ -59,19 +59,19 @@ func (s *Backend) SetAgent(ctx context.Context, p protocol.SessionSetAgentParams
 	}
 	// The agent decides the prompt and the tools: the engine is rebuilt
 	// (history kept in the store) before the session's next turn.
-	s.reloadEngine(p.SessionID)
-	return s.sessionInfo(ctx, ss), nil
+	b.reloadEngine(p.SessionID)
+	return b.sessionInfo(ctx, ss), nil
 }
 
 // reloadEngine marks a loaded session's engine to be rebuilt from the store
 // before its next turn (never under a running one).
-func (s *Backend) reloadEngine(sessionID string) {
-	if h := s.loadedHost(sessionID); h != nil {
+func (b *Backend) reloadEngine(sessionID string) {
+	if h := b.loadedHost(sessionID); h != nil {
 		h.MarkReload()
 	}
 }
 
-func (s *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermissionsParams) (protocol.Session, error) {
+func (b *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermissionsParams) (protocol.Session, error) {
 	var policy permission.ShellPolicy
 	if p.ShellPolicy != nil {
 		var err error
@@ -89,7 +89,7 @@ func (s *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermi
 			return protocol.Session{}, protocol.InvalidField("sandbox", err.Error())
 		}
 	}
-	ss, err := s.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
+	ss, err := b.opts.Store.UpdateSession(ctx, p.SessionID, func(ss *store.Session) {
 		set := sessionSettings(*ss)
 		if p.AllowedCommands != nil {
 			set.AllowedCommands = *p.AllowedCommands
@@ -112,7 +112,7 @@ func (s *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermi
 		return protocol.Session{}, err
 	}
 	set := sessionSettings(ss)
-	if h := s.loadedHost(p.SessionID); h != nil {
+	if h := b.loadedHost(p.SessionID); h != nil {
 		h.SetApprovalTimeout(msDuration(set.ApprovalTimeoutMS))
 		if eng := h.Loaded(); eng != nil {
 			perms := eng.Permissions()
@@ -129,12 +129,12 @@ func (s *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermi
 			}
 		}
 	}
-	return s.sessionInfo(ctx, ss), nil
+	return b.sessionInfo(ctx, ss), nil
 }
 
 // loadedEngine returns the session's engine if it is loaded.
-func (s *Backend) loadedEngine(id string) *engine.Engine {
-	h := s.loadedHost(id)
+func (b *Backend) loadedEngine(id string) *engine.Engine {
+	h := b.loadedHost(id)
 	if h == nil {
 		return nil
 	}

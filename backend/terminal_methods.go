@@ -19,11 +19,11 @@ import (
 
 // terminals returns the PTY manager, or a configuration error when the
 // server has none.
-func (s *Backend) terminals() (*terminal.Manager, error) {
-	if s.opts.Terminals == nil {
+func (b *Backend) terminals() (*terminal.Manager, error) {
+	if b.opts.Terminals == nil {
 		return nil, fmt.Errorf("%w: terminals are not available in this sidecar", ErrConfig)
 	}
-	return s.opts.Terminals, nil
+	return b.opts.Terminals, nil
 }
 
 // cellCount checks a terminal dimension.
@@ -34,14 +34,14 @@ func cellCount(field string, n int) (uint16, error) {
 	return uint16(n), nil
 }
 
-func (s *Backend) projectIsOpen(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.openProjects[id]
+func (b *Backend) projectIsOpen(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.openProjects[id]
 	return ok
 }
 
-func (s *Backend) CreateTerminal(ctx context.Context, p protocol.TerminalCreateParams) (protocol.Terminal, error) {
+func (b *Backend) CreateTerminal(ctx context.Context, p protocol.TerminalCreateParams) (protocol.Terminal, error) {
 	cols, err := cellCount("cols", p.Cols)
 	if err != nil {
 		return protocol.Terminal{}, err
@@ -53,15 +53,15 @@ func (s *Backend) CreateTerminal(ctx context.Context, p protocol.TerminalCreateP
 	if len(p.Command) > 0 && p.Command[0] == "" {
 		return protocol.Terminal{}, protocol.InvalidField("command", "the program (command[0]) is empty")
 	}
-	m, err := s.terminals()
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.Terminal{}, err
 	}
-	pr, err := s.projectOf(ctx, p.ProjectID)
+	pr, err := b.projectOf(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.Terminal{}, err
 	}
-	if !s.projectIsOpen(pr.ID) {
+	if !b.projectIsOpen(pr.ID) {
 		// Like mcp.*: a project that is not open is not found here.
 		return protocol.Terminal{}, fmt.Errorf("%w: project %s is not open in this sidecar; call project.open first", ErrNotFound, pr.ID)
 	}
@@ -76,7 +76,7 @@ func (s *Backend) CreateTerminal(ctx context.Context, p protocol.TerminalCreateP
 		return protocol.Terminal{}, fmt.Errorf("terminal.create: %w", err)
 	}
 	// A project.close that ran while the terminal started did not see it.
-	if !s.projectIsOpen(pr.ID) {
+	if !b.projectIsOpen(pr.ID) {
 		_ = m.Kill(pr.ID, info.ID) // it is ours; it cannot be missing
 		return protocol.Terminal{}, fmt.Errorf("%w: project %s was closed", ErrNotFound, pr.ID)
 	}
@@ -104,12 +104,12 @@ func (p TerminalWriteParams) writeBytes() ([]byte, error) {
 	return nil, protocol.InvalidField("data", "required (or dataBase64)")
 }
 
-func (s *Backend) WriteTerminal(ctx context.Context, p protocol.TerminalWriteParams) (protocol.TerminalWriteResult, error) {
+func (b *Backend) WriteTerminal(ctx context.Context, p protocol.TerminalWriteParams) (protocol.TerminalWriteResult, error) {
 	data, err := TerminalWriteParams(p).writeBytes()
 	if err != nil {
 		return protocol.TerminalWriteResult{}, err
 	}
-	m, err := s.terminals()
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.TerminalWriteResult{}, err
 	}
@@ -119,7 +119,7 @@ func (s *Backend) WriteTerminal(ctx context.Context, p protocol.TerminalWritePar
 	return protocol.TerminalWriteResult{Written: len(data)}, nil
 }
 
-func (s *Backend) ResizeTerminal(ctx context.Context, p protocol.TerminalResizeParams) (protocol.Terminal, error) {
+func (b *Backend) ResizeTerminal(ctx context.Context, p protocol.TerminalResizeParams) (protocol.Terminal, error) {
 	cols, err := cellCount("cols", p.Cols)
 	if err != nil {
 		return protocol.Terminal{}, err
@@ -128,7 +128,7 @@ func (s *Backend) ResizeTerminal(ctx context.Context, p protocol.TerminalResizeP
 	if err != nil {
 		return protocol.Terminal{}, err
 	}
-	m, err := s.terminals()
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.Terminal{}, err
 	}
@@ -142,8 +142,8 @@ func (s *Backend) ResizeTerminal(ctx context.Context, p protocol.TerminalResizeP
 	return terminalWire(info), nil
 }
 
-func (s *Backend) KillTerminal(ctx context.Context, p protocol.TerminalRef) (protocol.KilledResult, error) {
-	m, err := s.terminals()
+func (b *Backend) KillTerminal(ctx context.Context, p protocol.TerminalRef) (protocol.KilledResult, error) {
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.KilledResult{}, err
 	}
@@ -153,12 +153,12 @@ func (s *Backend) KillTerminal(ctx context.Context, p protocol.TerminalRef) (pro
 	return protocol.KilledResult{Killed: true}, nil
 }
 
-func (s *Backend) Terminals(ctx context.Context, p protocol.ProjectIDParams) (protocol.TerminalListResult, error) {
-	m, err := s.terminals()
+func (b *Backend) Terminals(ctx context.Context, p protocol.ProjectIDParams) (protocol.TerminalListResult, error) {
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.TerminalListResult{}, err
 	}
-	if _, err := s.projectOf(ctx, p.ProjectID); err != nil {
+	if _, err := b.projectOf(ctx, p.ProjectID); err != nil {
 		return protocol.TerminalListResult{}, err
 	}
 	list := m.List(p.ProjectID)

@@ -134,12 +134,12 @@ func (ts *termSub) Dropped(id string, firstMissed int64) {
 }
 
 // notificationFrame is a notification's frame in the transport's envelope.
-func (s *Backend) notificationFrame(method string, params any) ([]byte, error) {
+func (b *Backend) notificationFrame(method string, params any) ([]byte, error) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	return newEnvelope(s.opts.Envelope, method).frame(len(p), func(b []byte) []byte { return append(b, p...) }), nil
+	return newEnvelope(b.opts.Envelope, method).frame(len(p), func(buf []byte) []byte { return append(buf, p...) }), nil
 }
 
 // appendTerminalOutputParams appends the params of a terminal.output
@@ -236,11 +236,11 @@ func (r *termRegistry) size() int {
 // client (terminal.output, terminal.exit, terminal.dropped), ending the
 // client's previous subscription of it first. The stream sends nothing
 // before ready is called (after the answer is queued).
-func (s *Backend) SubscribeTerminal(ctx context.Context, c Client, p protocol.TerminalSubscribeParams) (res protocol.TerminalSubscribeResult, ready func(), err error) {
+func (b *Backend) SubscribeTerminal(ctx context.Context, c Client, p protocol.TerminalSubscribeParams) (res protocol.TerminalSubscribeResult, ready func(), err error) {
 	if p.AfterSeq < 0 {
 		return res, nil, protocol.InvalidField("afterSeq", "must not be negative")
 	}
-	m, err := s.terminals()
+	m, err := b.terminals()
 	if err != nil {
 		return res, nil, err
 	}
@@ -248,14 +248,14 @@ func (s *Backend) SubscribeTerminal(ctx context.Context, c Client, p protocol.Te
 	if err != nil {
 		return res, nil, fmt.Errorf("terminal.subscribe: %w", err)
 	}
-	ts := newTermSub(s, c, p.ProjectID, p.TerminalID)
+	ts := newTermSub(b, c, p.ProjectID, p.TerminalID)
 	unsub, err := m.Subscribe(p.ProjectID, p.TerminalID, p.AfterSeq, ts)
 	if err != nil {
 		ts.cancel()
 		return res, nil, fmt.Errorf("terminal.subscribe: %w", err)
 	}
 	ts.unsub = unsub
-	old, err := s.termSubs.set(ts)
+	old, err := b.termSubs.set(ts)
 	if err != nil {
 		ts.stop()
 		return res, nil, err
@@ -266,12 +266,12 @@ func (s *Backend) SubscribeTerminal(ctx context.Context, c Client, p protocol.Te
 	return protocol.TerminalSubscribeResult{LastSeq: info.LastSeq, Alive: info.Alive, ExitCode: info.ExitCode}, ts.markReady, nil
 }
 
-func (s *Backend) UnsubscribeTerminal(ctx context.Context, c Client, p protocol.TerminalRef) (protocol.UnsubscribeResult, error) {
-	m, err := s.terminals()
+func (b *Backend) UnsubscribeTerminal(ctx context.Context, c Client, p protocol.TerminalRef) (protocol.UnsubscribeResult, error) {
+	m, err := b.terminals()
 	if err != nil {
 		return protocol.UnsubscribeResult{}, err
 	}
-	ts := s.termSubs.peek(c, p.TerminalID)
+	ts := b.termSubs.peek(c, p.TerminalID)
 	if ts == nil || ts.projectID != p.ProjectID {
 		// Not subscribed here: an existing terminal answers false, any
 		// other (or another project's) is not found.
@@ -280,7 +280,7 @@ func (s *Backend) UnsubscribeTerminal(ctx context.Context, c Client, p protocol.
 		}
 		return protocol.UnsubscribeResult{Unsubscribed: false}, nil
 	}
-	removed := s.termSubs.remove(c, p.TerminalID, ts)
+	removed := b.termSubs.remove(c, p.TerminalID, ts)
 	if removed != nil {
 		removed.stop()
 	}

@@ -21,22 +21,22 @@ func newTurnID() string { return "turn_" + uuid.NewString() }
 
 // StartTurn queues a new turn of the session with the text and the
 // uploads (saved under the session's folder); a suspended turn ends first.
-func (s *Backend) StartTurn(ctx context.Context, sessionID, text string, uploads []media.Upload) (protocol.TurnResult, error) {
+func (b *Backend) StartTurn(ctx context.Context, sessionID, text string, uploads []media.Upload) (protocol.TurnResult, error) {
 	p := struct {
 		SessionID, Text string
 		Attachments     []media.Upload
 	}{sessionID, text, uploads}
-	h, err := s.host(ctx, p.SessionID)
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
-	atts, refs, err := saveAttachments(s.opts.Store.SessionDir(p.SessionID), p.Attachments)
+	atts, refs, err := saveAttachments(b.opts.Store.SessionDir(p.SessionID), p.Attachments)
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
 	// A new turn ends a suspended one (its requests are closed, it gets its
 	// one turn_end) rather than leaving it answerable behind the new turn.
-	if _, err := s.endSuspended(ctx, h); err != nil {
+	if _, err := b.endSuspended(ctx, h); err != nil {
 		return protocol.TurnResult{}, err
 	}
 	id := newTurnID()
@@ -47,8 +47,8 @@ func (s *Backend) StartTurn(ctx context.Context, sessionID, text string, uploads
 	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
-func (s *Backend) Interrupt(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnInterruptResult, error) {
-	h, err := s.host(ctx, p.SessionID)
+func (b *Backend) Interrupt(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnInterruptResult, error) {
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnInterruptResult{}, err
 	}
@@ -56,7 +56,7 @@ func (s *Backend) Interrupt(ctx context.Context, p protocol.SessionIDParams) (pr
 	if !running {
 		// A suspended turn (it died waiting for answers) ends here: its
 		// requests are closed and it gets its one turn_end.
-		ended, err := s.endSuspended(ctx, h)
+		ended, err := b.endSuspended(ctx, h)
 		if err != nil {
 			return protocol.TurnInterruptResult{}, err
 		}
@@ -68,8 +68,8 @@ func (s *Backend) Interrupt(ctx context.Context, p protocol.SessionIDParams) (pr
 	return protocol.TurnInterruptResult{Interrupted: running, Dropped: dropped}, nil
 }
 
-func (s *Backend) Retry(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
-	h, err := s.host(ctx, p.SessionID)
+func (b *Backend) Retry(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
@@ -91,12 +91,12 @@ func (s *Backend) Retry(ctx context.Context, p protocol.SessionIDParams) (protoc
 	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
-func (s *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
-	h, err := s.host(ctx, p.SessionID)
+func (b *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
-	turnID, err := s.resumeTurnID(ctx, p.SessionID)
+	turnID, err := b.resumeTurnID(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnResult{}, err
 	}
@@ -130,30 +130,30 @@ func (s *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (proto
 
 // resumeTurnID is the turn a resume continues: the turn of the session's
 // pending requests, else the turn of its last stored event.
-func (s *Backend) resumeTurnID(ctx context.Context, sessionID string) (string, error) {
-	pend, err := s.opts.Store.PendingRequests(ctx, sessionID)
+func (b *Backend) resumeTurnID(ctx context.Context, sessionID string) (string, error) {
+	pend, err := b.opts.Store.PendingRequests(ctx, sessionID)
 	if err != nil {
 		return "", err
 	}
 	if len(pend) > 0 {
 		return pend[0].TurnID, nil
 	}
-	last, err := s.opts.Store.LastSeq(ctx, sessionID)
+	last, err := b.opts.Store.LastSeq(ctx, sessionID)
 	if err != nil || last == 0 {
 		return "", err
 	}
-	evs, err := s.opts.Store.EventsAfter(ctx, sessionID, last-1, 1)
+	evs, err := b.opts.Store.EventsAfter(ctx, sessionID, last-1, 1)
 	if err != nil || len(evs) == 0 {
 		return "", err
 	}
 	return evs[0].TurnID, nil
 }
 
-func (s *Backend) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
+func (b *Backend) Steer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnSteerResult, error) {
 	if len(p.Text) > MaxTurnText {
 		return protocol.TurnSteerResult{}, protocol.InvalidField("text", fmt.Sprintf("%d bytes; at most %d", len(p.Text), MaxTurnText))
 	}
-	h, err := s.host(ctx, p.SessionID)
+	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.TurnSteerResult{}, err
 	}
@@ -168,12 +168,12 @@ func (s *Backend) Steer(ctx context.Context, p protocol.TurnSteerParams) (protoc
 	return protocol.TurnSteerResult{Queued: true}, nil
 }
 
-func (s *Backend) Unsteer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnUnsteerResult, error) {
-	if _, err := s.host(ctx, p.SessionID); err != nil {
+func (b *Backend) Unsteer(ctx context.Context, p protocol.TurnSteerParams) (protocol.TurnUnsteerResult, error) {
+	if _, err := b.host(ctx, p.SessionID); err != nil {
 		return protocol.TurnUnsteerResult{}, err
 	}
 	removed := false
-	if eng := s.loadedEngine(p.SessionID); eng != nil {
+	if eng := b.loadedEngine(p.SessionID); eng != nil {
 		removed = eng.RemoveSteering(p.Text)
 	}
 	return protocol.TurnUnsteerResult{Removed: removed}, nil
@@ -187,25 +187,25 @@ const SuspendedEndReason = "interrupted_while_suspended"
 // waiting for answers): it records the turn's interrupted event and its one
 // turn_end, which closes its requests in the same transaction, and reports
 // whether there was such a turn.
-func (s *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
+func (b *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
 	h.lockResume() // never at the same time as an answer's resume
 	defer h.unlockResume()
 	if h.turnState() != StateSuspended {
 		return false, nil
 	}
-	turnID, err := s.resumeTurnID(ctx, h.ID())
+	turnID, err := b.resumeTurnID(ctx, h.ID())
 	if err != nil {
 		return false, err
 	}
 	// The engine's data types are the engine's to fill; these two are the
 	// host's, written as their wire types.
-	raw := func(kind engine.EventType, data any) engine.Event {
-		b, _ := json.Marshal(data) // strings, ints and slices: it always marshals
-		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: b}}
+	event := func(kind engine.EventType, data any) engine.Event {
+		raw, _ := json.Marshal(data) // strings, ints and slices: it always marshals
+		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: raw}}
 	}
 	evs := []engine.Event{
-		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
-		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(s.langOf(h.ID()), SuspendedEndReason)}),
+		event(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
+		event(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(b.langOf(h.ID()), SuspendedEndReason)}),
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.
@@ -213,7 +213,7 @@ func (s *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
 			return false, err
 		}
 	}
-	if err := s.opts.Store.Flush(ctx); err != nil {
+	if err := b.opts.Store.Flush(ctx); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -71,47 +71,47 @@ func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
 // sessionVCS returns the change tracker of a session in its project's
 // workspace. Every SessionVCS of a session shares its state (package vcs),
 // so this one and the engine's hook stay consistent.
-func (s *Backend) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
-	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: s.vcsModeOf(ctx, ss), ShadowRoot: s.shadowRoot(),
-		Confirmed: s.gitConfirmedOf(ctx, ss.ProjectID)})
+func (b *Backend) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
+	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: b.vcsModeOf(ctx, ss), ShadowRoot: b.shadowRoot(),
+		Confirmed: b.gitConfirmedOf(ctx, ss.ProjectID)})
 	return vcs.NewSession(plan, ss.ID)
 }
 
 // shadowRoot is the folder of the shadow repositories: <data-dir>/vcs
 // ("" without a data dir, which turns shadow mode off).
-func (s *Backend) shadowRoot() string {
-	if s.opts.DataDir == "" {
+func (b *Backend) shadowRoot() string {
+	if b.opts.DataDir == "" {
 		return ""
 	}
-	return filepath.Join(s.opts.DataDir, "vcs")
+	return filepath.Join(b.opts.DataDir, "vcs")
 }
 
 // vcsHook is the engine hook that snapshots each turn, nil when tracking is
 // off for the session.
-func (s *Backend) vcsHook(ctx context.Context, ss store.Session, workspace string) engine.Hook {
-	sv := s.sessionVCS(ctx, ss, workspace)
+func (b *Backend) vcsHook(ctx context.Context, ss store.Session, workspace string) engine.Hook {
+	sv := b.sessionVCS(ctx, ss, workspace)
 	if !sv.Enabled() {
-		s.log.Debug("change tracking off", "session", ss.ID, "status", sv.Plan().Status)
+		b.log.Debug("change tracking off", "session", ss.ID, "status", sv.Plan().Status)
 		return nil
 	}
 	return engine.NewVCSHook(sv)
 }
 
 // vcsOf returns a session's tracker for the vcs.* methods.
-func (s *Backend) vcsOf(ctx context.Context, sessionID string) (*vcs.SessionVCS, error) {
-	ss, err := s.opts.Store.Session(ctx, sessionID)
+func (b *Backend) vcsOf(ctx context.Context, sessionID string) (*vcs.SessionVCS, error) {
+	ss, err := b.opts.Store.Session(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := s.opts.Store.Project(ctx, ss.ProjectID)
+	pr, err := b.opts.Store.Project(ctx, ss.ProjectID)
 	if err != nil {
 		return nil, err
 	}
-	return s.sessionVCS(ctx, ss, pr.Path), nil
+	return b.sessionVCS(ctx, ss, pr.Path), nil
 }
 
-func (s *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (protocol.VCSTurnsResult, error) {
-	sv, err := s.vcsOf(ctx, p.SessionID)
+func (b *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (protocol.VCSTurnsResult, error) {
+	sv, err := b.vcsOf(ctx, p.SessionID)
 	if err != nil {
 		return protocol.VCSTurnsResult{}, err
 	}
@@ -131,11 +131,11 @@ func (s *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (pro
 	return protocol.VCSTurnsResult{Turns: out, Plan: protocol.VCSPlan{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
 }
 
-func (s *Backend) VCSDiff(ctx context.Context, p protocol.VCSDiffParams) (protocol.VCSDiffResult, error) {
+func (b *Backend) VCSDiff(ctx context.Context, p protocol.VCSDiffParams) (protocol.VCSDiffResult, error) {
 	if p.Turn < 1 {
 		return protocol.VCSDiffResult{}, protocol.InvalidField("turn", "must be 1 or more")
 	}
-	sv, err := s.vcsOf(ctx, p.SessionID)
+	sv, err := b.vcsOf(ctx, p.SessionID)
 	if err != nil {
 		return protocol.VCSDiffResult{}, err
 	}
@@ -146,14 +146,14 @@ func (s *Backend) VCSDiff(ctx context.Context, p protocol.VCSDiffParams) (protoc
 	return protocol.VCSDiffResult{Diff: diff}, nil
 }
 
-func (s *Backend) VCSRestore(ctx context.Context, p protocol.VCSRestoreParams) (protocol.VCSRestoreResult, error) {
+func (b *Backend) VCSRestore(ctx context.Context, p protocol.VCSRestoreParams) (protocol.VCSRestoreResult, error) {
 	if p.Turn < 1 {
 		return protocol.VCSRestoreResult{}, protocol.InvalidField("turn", "must be 1 or more")
 	}
-	if h := s.loadedHost(p.SessionID); h != nil && h.Running() && !p.DryRun {
+	if h := b.loadedHost(p.SessionID); h != nil && h.Running() && !p.DryRun {
 		return protocol.VCSRestoreResult{}, fmt.Errorf("%w: session %s is running a turn; interrupt it before restoring", ErrConflict, p.SessionID)
 	}
-	sv, err := s.vcsOf(ctx, p.SessionID)
+	sv, err := b.vcsOf(ctx, p.SessionID)
 	if err != nil {
 		return protocol.VCSRestoreResult{}, err
 	}

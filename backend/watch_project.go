@@ -21,8 +21,8 @@ type projectWatchers struct {
 
 // watcher returns the project's watcher, making it on first use. It returns
 // nil when the watcher cannot be made (the guards then compare hashes).
-func (s *Backend) watcher(projectID, root string) *conflict.Watcher {
-	pw := &s.watchers
+func (b *Backend) watcher(projectID, root string) *conflict.Watcher {
+	pw := &b.watchers
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	if pw.closed {
@@ -33,7 +33,7 @@ func (s *Backend) watcher(projectID, root string) *conflict.Watcher {
 	}
 	w, err := conflict.NewWatcher(root, conflict.WatcherOptions{})
 	if err != nil {
-		s.log.Warn("file watcher unavailable; conflict checks fall back to hashes", "project", projectID, "err", err)
+		b.log.Warn("file watcher unavailable; conflict checks fall back to hashes", "project", projectID, "err", err)
 		return nil
 	}
 	if pw.byProject == nil {
@@ -44,8 +44,8 @@ func (s *Backend) watcher(projectID, root string) *conflict.Watcher {
 }
 
 // closeWatcher closes a project's watcher (project.close).
-func (s *Backend) closeWatcher(projectID string) error {
-	pw := &s.watchers
+func (b *Backend) closeWatcher(projectID string) error {
+	pw := &b.watchers
 	pw.mu.Lock()
 	w := pw.byProject[projectID]
 	delete(pw.byProject, projectID)
@@ -57,8 +57,8 @@ func (s *Backend) closeWatcher(projectID string) error {
 }
 
 // closeAllWatchers closes every watcher (Server.Close).
-func (s *Backend) closeAllWatchers() error {
-	pw := &s.watchers
+func (b *Backend) closeAllWatchers() error {
+	pw := &b.watchers
 	pw.mu.Lock()
 	ws := pw.byProject
 	pw.byProject = nil

@@ -40,23 +40,23 @@ type searchCache struct {
 }
 
 // searchConfig returns the stored backend (kind none when unset).
-func (s *Backend) searchConfig(ctx context.Context) (protocol.SearchConfig, error) {
-	s.search.mu.Lock()
-	defer s.search.mu.Unlock()
-	if s.search.cfg != nil {
-		return *s.search.cfg, nil
+func (b *Backend) searchConfig(ctx context.Context) (protocol.SearchConfig, error) {
+	b.search.mu.Lock()
+	defer b.search.mu.Unlock()
+	if b.search.cfg != nil {
+		return *b.search.cfg, nil
 	}
-	c, err := s.readSearchConfig(ctx)
+	c, err := b.readSearchConfig(ctx)
 	if err != nil {
 		return protocol.SearchConfig{}, err
 	}
-	s.search.cfg = &c
+	b.search.cfg = &c
 	return c, nil
 }
 
 // readSearchConfig reads the backend from the store.
-func (s *Backend) readSearchConfig(ctx context.Context) (protocol.SearchConfig, error) {
-	raw, err := s.opts.Store.Setting(ctx, searchSettingKey)
+func (b *Backend) readSearchConfig(ctx context.Context) (protocol.SearchConfig, error) {
+	raw, err := b.opts.Store.Setting(ctx, searchSettingKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return protocol.SearchConfig{Kind: SearchNone}, nil
 	}
@@ -70,18 +70,18 @@ func (s *Backend) readSearchConfig(ctx context.Context) (protocol.SearchConfig, 
 	return c, nil
 }
 
-func (s *Backend) WebSearch(ctx context.Context, p protocol.Empty) (protocol.SearchConfig, error) {
-	c, err := s.searchConfig(ctx)
+func (b *Backend) WebSearch(ctx context.Context, p protocol.Empty) (protocol.SearchConfig, error) {
+	c, err := b.searchConfig(ctx)
 	if err != nil {
 		return protocol.SearchConfig{}, err
 	}
 	if c.Kind == SearchBrave {
-		c.KeyConfigured = s.keyStatus(SearchBrave).Configured
+		c.KeyConfigured = b.keyStatus(SearchBrave).Configured
 	}
 	return c, nil
 }
 
-func (s *Backend) SetWebSearch(ctx context.Context, p protocol.SearchSetParams) (protocol.SearchConfig, error) {
+func (b *Backend) SetWebSearch(ctx context.Context, p protocol.SearchSetParams) (protocol.SearchConfig, error) {
 	c := protocol.SearchConfig{Kind: string(p.Kind), BaseURL: p.BaseURL}
 	switch p.Kind {
 	case SearchNone:
@@ -101,21 +101,21 @@ func (s *Backend) SetWebSearch(ctx context.Context, p protocol.SearchSetParams) 
 	default:
 		return protocol.SearchConfig{}, protocol.InvalidField("kind", "must be none, searxng or brave")
 	}
-	b, err := json.Marshal(c)
+	raw, err := json.Marshal(c)
 	if err != nil {
 		return protocol.SearchConfig{}, err
 	}
-	s.search.mu.Lock()
-	err = s.opts.Store.SetSetting(ctx, searchSettingKey, b)
+	b.search.mu.Lock()
+	err = b.opts.Store.SetSetting(ctx, searchSettingKey, raw)
 	if err == nil {
-		s.search.cfg = &c // the next model request of every session sees it
+		b.search.cfg = &c // the next model request of every session sees it
 	}
-	s.search.mu.Unlock()
+	b.search.mu.Unlock()
 	if err != nil {
 		return protocol.SearchConfig{}, fmt.Errorf("save search backend: %w", err)
 	}
 	if c.Kind == SearchBrave {
-		c.KeyConfigured = s.keyStatus(SearchBrave).Configured
+		c.KeyConfigured = b.keyStatus(SearchBrave).Configured
 	}
 	return c, nil
 }

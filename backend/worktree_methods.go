@@ -47,12 +47,12 @@ type worktreeRepo struct {
 	main, workTree string
 }
 
-func (s *Backend) worktreeRepoOf(ctx context.Context, pr store.Project) (worktreeRepo, error) {
+func (b *Backend) worktreeRepoOf(ctx context.Context, pr store.Project) (worktreeRepo, error) {
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		return worktreeRepo{}, fmt.Errorf("git is not installed: %w", err)
 	}
-	w := worktreeRepo{bin: bin, git: s.gitStateOf(ctx, pr)}
+	w := worktreeRepo{bin: bin, git: b.gitStateOf(ctx, pr)}
 	switch {
 	case w.git.own:
 		w.repo, err = gitenv.Open(ctx, bin, pr.Path)
@@ -146,8 +146,8 @@ func parseWorktrees(out string) []protocol.Worktree {
 
 // withProjects marks the current work tree and names the projects opened
 // on the work trees.
-func (s *Backend) withProjects(ctx context.Context, list []protocol.Worktree, current string) ([]protocol.Worktree, error) {
-	prs, err := s.opts.Store.Projects(ctx)
+func (b *Backend) withProjects(ctx context.Context, list []protocol.Worktree, current string) ([]protocol.Worktree, error) {
+	prs, err := b.opts.Store.Projects(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +162,12 @@ func (s *Backend) withProjects(ctx context.Context, list []protocol.Worktree, cu
 	return list, nil
 }
 
-func (s *Backend) Worktrees(ctx context.Context, p protocol.ProjectIDParams) (protocol.WorktreeListResult, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) Worktrees(ctx context.Context, p protocol.ProjectIDParams) (protocol.WorktreeListResult, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.WorktreeListResult{}, err
 	}
-	w, err := s.worktreeRepoOf(ctx, pr)
+	w, err := b.worktreeRepoOf(ctx, pr)
 	if err != nil {
 		return protocol.WorktreeListResult{}, err
 	}
@@ -175,7 +175,7 @@ func (s *Backend) Worktrees(ctx context.Context, p protocol.ProjectIDParams) (pr
 	if err != nil {
 		return protocol.WorktreeListResult{}, fmt.Errorf("worktree.list: %w", err)
 	}
-	if list, err = s.withProjects(ctx, list, w.workTree); err != nil {
+	if list, err = b.withProjects(ctx, list, w.workTree); err != nil {
 		return protocol.WorktreeListResult{}, err
 	}
 	return protocol.WorktreeListResult{Worktrees: list}, nil
@@ -215,12 +215,12 @@ func worktreeTarget(path string) (string, error) {
 	return filepath.Join(real, filepath.Base(path)), nil
 }
 
-func (s *Backend) CreateWorktree(ctx context.Context, p protocol.WorktreeCreateParams) (protocol.WorktreeCreateResult, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) CreateWorktree(ctx context.Context, p protocol.WorktreeCreateParams) (protocol.WorktreeCreateResult, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.WorktreeCreateResult{}, err
 	}
-	w, err := s.worktreeRepoOf(ctx, pr)
+	w, err := b.worktreeRepoOf(ctx, pr)
 	if err != nil {
 		return protocol.WorktreeCreateResult{}, err
 	}
@@ -265,21 +265,21 @@ func (s *Backend) CreateWorktree(ctx context.Context, p protocol.WorktreeCreateP
 	if want := w.commonDir(); c.CommonDir != want {
 		return protocol.WorktreeCreateResult{}, fmt.Errorf("worktree.create: the new work tree leads to %s, not %s", c.CommonDir, want)
 	}
-	npr, ps, err := s.openProject(ctx, root, "")
+	npr, ps, err := b.openProject(ctx, root, "")
 	if err != nil {
 		return protocol.WorktreeCreateResult{}, err
 	}
-	if err := s.setGitTrust(ctx, npr.ID, c); err != nil {
+	if err := b.setGitTrust(ctx, npr.ID, c); err != nil {
 		return protocol.WorktreeCreateResult{}, err
 	}
 	list, err := w.list(ctx)
 	if err != nil {
 		return protocol.WorktreeCreateResult{}, fmt.Errorf("worktree.create: %w", err)
 	}
-	if list, err = s.withProjects(ctx, list, path); err != nil {
+	if list, err = b.withProjects(ctx, list, path); err != nil {
 		return protocol.WorktreeCreateResult{}, err
 	}
-	res := protocol.WorktreeCreateResult{Project: s.projectInfo(ctx, npr, ps)}
+	res := protocol.WorktreeCreateResult{Project: b.projectInfo(ctx, npr, ps)}
 	for _, wt := range list {
 		if wt.Path == path {
 			res.Worktree = wt
@@ -296,12 +296,12 @@ func (w worktreeRepo) commonDir() string {
 	return w.repo.GitDir
 }
 
-func (s *Backend) RemoveWorktree(ctx context.Context, p protocol.WorktreeRemoveParams) (protocol.WorktreeRemoveResult, error) {
-	pr, err := s.opts.Store.Project(ctx, p.ProjectID)
+func (b *Backend) RemoveWorktree(ctx context.Context, p protocol.WorktreeRemoveParams) (protocol.WorktreeRemoveResult, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
 	if err != nil {
 		return protocol.WorktreeRemoveResult{}, err
 	}
-	w, err := s.worktreeRepoOf(ctx, pr)
+	w, err := b.worktreeRepoOf(ctx, pr)
 	if err != nil {
 		return protocol.WorktreeRemoveResult{}, err
 	}
@@ -318,7 +318,7 @@ func (s *Backend) RemoveWorktree(ctx context.Context, p protocol.WorktreeRemoveP
 			return protocol.WorktreeRemoveResult{}, fmt.Errorf("worktree.remove: %w: %d changed or untracked paths in %s; commit them, or remove with force", ErrWorktreeDirty, n, c.WorkTree)
 		}
 	}
-	s.closeProject(pr.ID)
+	b.closeProject(pr.ID)
 	// Run from the common dir, without the work tree being removed.
 	main := w
 	main.repo.GitDir = c.CommonDir
@@ -329,7 +329,7 @@ func (s *Backend) RemoveWorktree(ctx context.Context, p protocol.WorktreeRemoveP
 	if _, err := main.run(ctx, c.CommonDir, false, append(args, "--", c.WorkTree)...); err != nil {
 		return protocol.WorktreeRemoveResult{}, fmt.Errorf("worktree.remove: %w", err)
 	}
-	if err := s.setGitTrust(ctx, pr.ID, nil); err != nil {
+	if err := b.setGitTrust(ctx, pr.ID, nil); err != nil {
 		return protocol.WorktreeRemoveResult{}, err
 	}
 	return protocol.WorktreeRemoveResult{Path: c.WorkTree}, nil

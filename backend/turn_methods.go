@@ -91,28 +91,31 @@ func (b *Backend) Retry(ctx context.Context, p protocol.SessionIDParams) (protoc
 	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
 }
 
-func (b *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (protocol.TurnResult, error) {
+// Resume continues the session's last turn (its unanswered calls). queued
+// is false when there was nothing to queue: an answer had already resumed
+// that turn, which runs.
+func (b *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (res protocol.TurnResult, queued bool, err error) {
 	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
-		return protocol.TurnResult{}, err
+		return res, false, err
 	}
 	turnID, err := b.resumeTurnID(ctx, p.SessionID)
 	if err != nil {
-		return protocol.TurnResult{}, err
+		return res, false, err
 	}
 	if cur := h.CurrentTurn(); cur != "" {
 		if cur == turnID {
 			// An answer already resumed this turn: nothing more to do.
-			return protocol.TurnResult{TurnID: turnID}, nil
+			return protocol.TurnResult{TurnID: turnID}, false, nil
 		}
-		return protocol.TurnResult{}, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
+		return res, false, fmt.Errorf("%w: session %s has a running turn", ErrConflict, p.SessionID)
 	}
 	eng, err := h.Engine(ctx)
 	if err != nil {
-		return protocol.TurnResult{}, err
+		return res, false, err
 	}
 	if !eng.Resumable() {
-		return protocol.TurnResult{}, fmt.Errorf("%w: session %s has no turn to resume (its last turn left no call unanswered)", ErrConflict, p.SessionID)
+		return res, false, fmt.Errorf("%w: session %s has no turn to resume (its last turn left no call unanswered)", ErrConflict, p.SessionID)
 	}
 	// A suspended turn resumes under its own id. A turn that already got
 	// its turn_end (it died with nothing pending) is continued by a new
@@ -123,9 +126,9 @@ func (b *Backend) Resume(ctx context.Context, p protocol.SessionIDParams) (proto
 	}
 	pos, err := h.Enqueue(ctx, Job{Kind: JobResume, ID: id, From: turnID})
 	if err != nil {
-		return protocol.TurnResult{}, err
+		return res, false, err
 	}
-	return protocol.TurnResult{TurnID: id, Queued: pos}, nil
+	return protocol.TurnResult{TurnID: id, Queued: pos}, true, nil
 }
 
 // resumeTurnID is the turn a resume continues: the turn of the session's

@@ -15,7 +15,7 @@ func turnRoutes() map[string]handler {
 		"turn.start":      routeDecoded(decodeTurnStart, turnStart),
 		"turn.interrupt":  call((*backend.Backend).Interrupt),
 		"turn.retry":      route(noting((*backend.Backend).Retry)),
-		"turn.resume":     route(noting((*backend.Backend).Resume)),
+		"turn.resume":     route(turnResume),
 		"turn.steer":      call((*backend.Backend).Steer),
 		"turn.unsteer":    call((*backend.Backend).Unsteer),
 		"request.respond": route(requestRespond),
@@ -41,6 +41,16 @@ func noting(m func(*backend.Backend, context.Context, protocol.SessionIDParams) 
 		}
 		return res, err
 	}
+}
+
+// turnResume notes the session unless an answer had already resumed the
+// turn (then another connection's request runs it).
+func turnResume(ctx context.Context, b *backend.Backend, c *conn, p protocol.SessionIDParams) (protocol.TurnResult, error) {
+	res, queued, err := b.Resume(ctx, p)
+	if queued {
+		c.noteTurn(p.SessionID)
+	}
+	return res, err
 }
 
 func requestRespond(ctx context.Context, b *backend.Backend, c *conn, p protocol.RequestRespondParams) (protocol.RequestRespondResult, error) {

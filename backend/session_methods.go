@@ -9,8 +9,8 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/vcs"
 )
 

@@ -12,7 +12,6 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/interact"
 )
 
 // DefaultMaxIterations is the seed's DEFAULT_MAX_ITERATIONS.
@@ -90,7 +89,7 @@ type Engine struct {
 	messages     []llm.Message       // guarded by mu
 	steering     []steer             // guarded by mu
 	approver     permission.Approver // guarded by mu
-	interactor   interact.Handlers   // guarded by mu
+	interactor   tools.Interactor    // guarded by mu
 	lastErr      *ErrorData          // guarded by mu; set when the last turn ended in error
 	closed       bool                // guarded by mu
 	onClose      []func() error      // guarded by mu
@@ -214,7 +213,7 @@ func (e *Engine) SetApprover(a permission.Approver) {
 
 // SetInteractor sets the per-engine handlers of ask_user, propose_plan and
 // request_directory.
-func (e *Engine) SetInteractor(h interact.Handlers) {
+func (e *Engine) SetInteractor(h tools.Interactor) {
 	e.mu.Lock()
 	e.interactor = h
 	e.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/protocol"
-	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/sandbox"
 )
 
 // lifecycleRoutes: initialize and shutdown.

@@ -17,6 +17,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // cancelGrace bounds how long a cancelled prompt waits for its turn's end.
@@ -245,10 +246,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // pendingEventType is the event type of a pending request's kind (the
 // wire's kind names, ui-protocol.md).
 var pendingEventType = map[string]string{
-	"approval":  string(engine.EventPermissionRequired),
-	"question":  string(engine.EventAskUserQuestion),
-	"plan":      string(engine.EventPlanProposed),
-	"directory": string(engine.EventDirectoryRequested),
+	"approval":  string(protocol.EventPermissionRequired),
+	"question":  string(protocol.EventAskUserQuestion),
+	"plan":      string(protocol.EventPlanProposed),
+	"directory": string(protocol.EventDirectoryRequested),
 }
 
 // attach registers the session and subscribes to its events after seq
@@ -534,9 +535,9 @@ func (a *Agent) respond(sessionID, requestID string, resp any) error {
 // askNow asks the editor and returns the response for request.respond.
 func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.RawMessage) (any, string, error) {
 	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id)}
-	switch engine.EventType(typ) {
-	case engine.EventPermissionRequired:
-		var d engine.PermissionRequiredData
+	switch protocol.EventType(typ) {
+	case protocol.EventPermissionRequired:
+		var d protocol.PermissionRequiredData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -547,8 +548,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return ipc.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
-	case engine.EventPlanProposed:
-		var d engine.PlanProposedData
+	case protocol.EventPlanProposed:
+		var d protocol.PlanProposedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -561,8 +562,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return ipc.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventDirectoryRequested:
-		var d engine.DirectoryRequestedData
+	case protocol.EventDirectoryRequested:
+		var d protocol.DirectoryRequestedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -581,8 +582,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return ipc.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventAskUserQuestion:
-		var d engine.AskUserQuestionData
+	case protocol.EventAskUserQuestion:
+		var d protocol.AskUserQuestionData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}

@@ -7,7 +7,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/protocol"
 )
 
@@ -171,7 +170,7 @@ func (s *session) endTurn(turnID string, end protocol.TurnEndData) {
 
 // handle is the dispatcher's work for one event of this session: the
 // updates it shows, the question it asks, the turn it ends.
-func (a *Agent) handle(ctx context.Context, s *session, ev client.Event) {
+func (a *Agent) handle(ctx context.Context, s *session, ev protocol.SessionEvent) {
 	history, dup := s.handled(ev.Seq)
 	if dup {
 		return

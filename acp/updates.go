@@ -11,7 +11,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools/todo"
 )
@@ -44,7 +43,7 @@ func newTranslator(root string) *translator {
 // streamed and the whole message (already shown) is skipped. Interactive
 // events (approvals, questions) are not updates: the session asks the editor
 // for them.
-func (t *translator) updates(ev client.Event, history bool) ([]sdk.SessionUpdate, error) {
+func (t *translator) updates(ev protocol.SessionEvent, history bool) ([]sdk.SessionUpdate, error) {
 	switch protocol.EventType(ev.Type) {
 	case protocol.EventTurnStart:
 		if !history {

@@ -9,15 +9,14 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/protocol"
 )
 
-func event(t *testing.T, typ protocol.EventType, data any) client.Event {
+func event(t *testing.T, typ protocol.EventType, data any) protocol.SessionEvent {
 	t.Helper()
 	b, err := json.Marshal(data)
 	require.NoError(t, err)
-	return client.Event{SessionID: "s1", Seq: 1, TurnID: "turn_1", Type: string(typ), Data: b}
+	return protocol.SessionEvent{SessionID: "s1", Seq: 1, TurnID: "turn_1", Type: string(typ), Data: b}
 }
 
 // wire is an update as the editor receives it.
@@ -41,7 +40,7 @@ func TestUpdates(t *testing.T) {
 	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 	tests := []struct {
 		name    string
-		ev      client.Event
+		ev      protocol.SessionEvent
 		history bool
 		want    []map[string]any
 	}{

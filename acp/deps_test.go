@@ -1,9 +1,9 @@
 package acp_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/zqagent/sidecar/internal/deptest"
 )
 
 // TestACPUsesTheProtocol keeps the ACP front door a client of the sidecar's
@@ -11,15 +11,10 @@ import (
 // never the store, keychain, terminals or MCP directly, so that one rule
 // lives in one place whichever front door a session is opened through.
 func TestACPUsesTheProtocol(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "github.com/zqagent/sidecar/acp").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, imp := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/zqagent/sidecar/store", "github.com/zqagent/sidecar/keychain", "github.com/zqagent/sidecar/terminal", "github.com/zqagent/sidecar/mcp", "modernc.org/sqlite", "database/sql"} {
-			if imp == banned || strings.HasPrefix(imp, banned+"/") {
-				t.Errorf("acp imports %s", imp)
-			}
-		}
-	}
+	const m = deptest.Module
+	const why = "acp reaches sessions through ipc"
+	deptest.DepChecker{Direct: true, BadDeps: map[string]string{
+		m + "/store": why, m + "/keychain": why, m + "/terminal": why, m + "/mcp/...": why,
+		"modernc.org/sqlite/...": why, "database/sql": why,
+	}}.Check(t)
 }

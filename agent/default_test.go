@@ -24,7 +24,6 @@ import (
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/interact"
 	"github.com/zqagent/sidecar/tools/terminaltools"
 	"github.com/zqagent/sidecar/tools/web"
 	"github.com/zqagent/sidecar/vcs"
@@ -70,14 +69,14 @@ func (p *stepProvider) Chat(ctx context.Context, req llm.ChatRequest) (string, e
 
 type answerAll struct{}
 
-func (answerAll) AskUser(context.Context, string, interact.Question) (string, error) {
+func (answerAll) AskUser(context.Context, string, tools.Question) (string, error) {
 	return "blue", nil
 }
-func (answerAll) ProposePlan(context.Context, string, interact.Plan) (interact.PlanAnswer, error) {
-	return interact.PlanAnswer{Approved: true}, nil
+func (answerAll) ProposePlan(context.Context, string, tools.Plan) (tools.PlanAnswer, error) {
+	return tools.PlanAnswer{Approved: true}, nil
 }
-func (a answerAll) RequestDirectory(_ context.Context, _ string, d interact.DirRequest) (interact.DirAnswer, error) {
-	return interact.DirAnswer{Granted: true, Path: d.Path, Writable: d.Writable}, nil
+func (a answerAll) RequestDirectory(_ context.Context, _ string, d tools.DirRequest) (tools.DirAnswer, error) {
+	return tools.DirAnswer{Granted: true, Path: d.Path, Writable: d.Writable}, nil
 }
 
 func gitInit(t *testing.T, dir string) {

@@ -13,7 +13,6 @@ import (
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/interact"
 )
 
 // DefaultMaxIterations is the seed's DEFAULT_MAX_ITERATIONS.
@@ -91,7 +90,7 @@ type Engine struct {
 	messages     []llm.Message            // guarded by mu
 	steering     []steer                  // guarded by mu
 	approver     permission.Approver      // guarded by mu
-	interactor   interact.Handlers        // guarded by mu
+	interactor   tools.Interactor         // guarded by mu
 	lastErr      *protocol.EventErrorData // guarded by mu; set when the last turn ended in error
 	closed       bool                     // guarded by mu
 	onClose      []func() error           // guarded by mu
@@ -215,7 +214,7 @@ func (e *Engine) SetApprover(a permission.Approver) {
 
 // SetInteractor sets the per-engine handlers of ask_user, propose_plan and
 // request_directory.
-func (e *Engine) SetInteractor(h interact.Handlers) {
+func (e *Engine) SetInteractor(h tools.Interactor) {
 	e.mu.Lock()
 	e.interactor = h
 	e.mu.Unlock()

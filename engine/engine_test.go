@@ -606,18 +606,18 @@ type fakeHandlers struct {
 	requestIDs []string
 }
 
-func (f *fakeHandlers) AskUser(ctx context.Context, callID string, q interact.Question) (string, error) {
+func (f *fakeHandlers) AskUser(ctx context.Context, callID string, q tools.Question) (string, error) {
 	f.requestIDs = append(f.requestIDs, engine.RequestID(ctx))
 	return "blue", nil
 }
 
-func (f *fakeHandlers) ProposePlan(ctx context.Context, callID string, p interact.Plan) (interact.PlanAnswer, error) {
+func (f *fakeHandlers) ProposePlan(ctx context.Context, callID string, p tools.Plan) (tools.PlanAnswer, error) {
 	f.requestIDs = append(f.requestIDs, engine.RequestID(ctx))
-	return interact.PlanAnswer{Approved: false, Feedback: "smaller steps"}, nil
+	return tools.PlanAnswer{Approved: false, Feedback: "smaller steps"}, nil
 }
 
-func (f *fakeHandlers) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
-	return interact.DirAnswer{}, errors.New("not used")
+func (f *fakeHandlers) RequestDirectory(ctx context.Context, callID string, d tools.DirRequest) (tools.DirAnswer, error) {
+	return tools.DirAnswer{}, errors.New("not used")
 }
 
 func TestInteractiveToolsEmitRequestEvents(t *testing.T) {

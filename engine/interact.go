@@ -5,23 +5,23 @@ import (
 	"fmt"
 
 	"github.com/zqagent/sidecar/protocol"
-	"github.com/zqagent/sidecar/tools/interact"
+	"github.com/zqagent/sidecar/tools"
 )
 
 // Interactive tools (ask_user, propose_plan, request_directory) are
-// registered with the engine's own interact.Handlers: it emits the event with
+// registered with the engine's own tools.Interactor: it emits the event with
 // a fresh requestId, then asks the host's handler (SetInteractor), which is
 // per engine so that two sessions never answer each other's questions.
 type interactor struct{ e *Engine }
 
-var _ interact.Handlers = interactor{}
+var _ tools.Interactor = interactor{}
 
 // Interactor returns the handlers to register the interactive tools with.
-func (e *Engine) Interactor() interact.Handlers { return interactor{e} }
+func (e *Engine) Interactor() tools.Interactor { return interactor{e} }
 
 // prepare emits the event and returns the host handler and a context that
 // carries the request id.
-func (x interactor) prepare(ctx context.Context, build func(taskID, requestID string) Event) (interact.Handlers, context.Context, error) {
+func (x interactor) prepare(ctx context.Context, build func(taskID, requestID string) Event) (tools.Interactor, context.Context, error) {
 	ci, ok := ctx.Value(turnKey{}).(*callInfo)
 	if !ok {
 		return nil, ctx, fmt.Errorf("interactive tool called outside a turn: %w", ErrNoInteractor)
@@ -39,8 +39,8 @@ func (x interactor) prepare(ctx context.Context, build func(taskID, requestID st
 	return h, context.WithValue(ctx, turnKey{}, &callInfo{t: ci.t, callID: ci.callID, requestID: requestID}), nil
 }
 
-// AskUser implements interact.Handlers.
-func (x interactor) AskUser(ctx context.Context, callID string, q interact.Question) (string, error) {
+// AskUser implements tools.Interactor.
+func (x interactor) AskUser(ctx context.Context, callID string, q tools.Question) (string, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		opts := q.Options
 		if opts == nil {
@@ -59,21 +59,21 @@ func (x interactor) AskUser(ctx context.Context, callID string, q interact.Quest
 	return h.AskUser(ctx, callID, q)
 }
 
-// ProposePlan implements interact.Handlers.
-func (x interactor) ProposePlan(ctx context.Context, callID string, p interact.Plan) (interact.PlanAnswer, error) {
+// ProposePlan implements tools.Interactor.
+func (x interactor) ProposePlan(ctx context.Context, callID string, p tools.Plan) (tools.PlanAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		var c cardCheck
 		c.text("plan", p.Plan)
 		return Event{protocol.EventPlanProposed, protocol.PlanProposedData{TaskID: taskID, ReqID: callID, RequestID: rid, Plan: p.Plan, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
-		return interact.PlanAnswer{}, err
+		return tools.PlanAnswer{}, err
 	}
 	return h.ProposePlan(ctx, callID, p)
 }
 
-// RequestDirectory implements interact.Handlers.
-func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
+// RequestDirectory implements tools.Interactor.
+func (x interactor) RequestDirectory(ctx context.Context, callID string, d tools.DirRequest) (tools.DirAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		var c cardCheck
 		c.text("reason", d.Reason)
@@ -86,7 +86,7 @@ func (x interactor) RequestDirectory(ctx context.Context, callID string, d inter
 			Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
-		return interact.DirAnswer{}, err
+		return tools.DirAnswer{}, err
 	}
 	return h.RequestDirectory(ctx, callID, d)
 }

@@ -270,7 +270,7 @@ func (t *turn) addProduced(p string) {
 
 // RequestID returns the requestId of the interactive event that a tool's
 // context belongs to ("" outside an interactive call). Hosts implementing
-// interact.Handlers use it to match their pending request.
+// tools.Interactor use it to match their pending request.
 func RequestID(ctx context.Context) string {
 	if ci, ok := ctx.Value(turnKey{}).(*callInfo); ok {
 		return ci.requestID

@@ -9,8 +9,8 @@ import (
 	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/tools/conflict"
-	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/tools/web"
 )
 

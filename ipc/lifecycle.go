@@ -8,7 +8,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/protocol"
-	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/sandbox"
 )
 
 func (s *Server) lifecycleRoutes() map[string]handler {

@@ -12,7 +12,7 @@ import (
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
-	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/sandbox"
 )
 
 // TestSessionSandbox drives the sandbox settings over the WebSocket:

@@ -11,8 +11,8 @@ import (
 	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/sandbox"
 	"github.com/zqagent/sidecar/vcs"
 )
 

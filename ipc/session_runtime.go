@@ -8,8 +8,8 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/protocol"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 // Runtime changes (seed §6.3): each is stored first, then applied to a loaded

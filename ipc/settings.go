@@ -5,8 +5,8 @@ import (
 
 	"encoding/json"
 
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 // SessionSettings are the per-session options kept in the session's

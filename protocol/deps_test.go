@@ -1,22 +1,20 @@
 package protocol_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/zqagent/sidecar/internal/deptest"
 )
 
-// TestProtocolIsALeaf: protocol is the vocabulary every layer speaks, so it
-// imports nothing but the standard library (its generator and validator,
-// under internal/ and validate/, are separate packages).
+// TestProtocolIsALeaf: protocol is the wire's vocabulary that every layer
+// (engine, store, ipc, acp, the clients) reads, so it depends on none of
+// them, nor on any module: the standard library only. Its generator and
+// validator (sub-packages) may use libraries but no other sidecar package.
 func TestProtocolIsALeaf(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "github.com/zqagent/sidecar/protocol").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep != "github.com/zqagent/sidecar/protocol" {
-			t.Errorf("protocol depends on %s", dep)
-		}
-	}
+	deptest.DepChecker{StdOnly: "protocol is the leaf every layer reads"}.Check(t)
+	deptest.DepChecker{
+		Pkgs:    []string{"./..."},
+		BadDeps: map[string]string{deptest.Module + "/...": "protocol's tools read the wire types only"},
+		Allow:   map[string]string{deptest.Module + "/protocol/...": "its own packages"},
+	}.Check(t)
 }

@@ -1,24 +1,25 @@
 package store_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/zqagent/sidecar/internal/deptest"
 )
 
 // TestStoreKnowsNoEngine: the store offers neutral primitives; what an
 // engine event does to durable state is the session host's one rule, so
 // the store imports neither the engine nor the host.
 func TestStoreKnowsNoEngine(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/zqagent/sidecar/store").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/zqagent/sidecar/engine", "github.com/zqagent/sidecar/ipc"} {
-			if dep == banned || strings.HasPrefix(dep, banned+"/") {
-				t.Errorf("store depends on %s", dep)
-			}
-		}
-	}
+	const m = deptest.Module
+	deptest.DepChecker{
+		Pkgs: []string{"./..."},
+		BadDeps: map[string]string{
+			m + "/engine/...": "what an event does to durable state is the host's rule",
+			m + "/agent":      "agent builds engines",
+			m + "/ipc/...":    "the host and the server are above the store",
+			m + "/acp":        "a front door",
+			m + "/tools/...":  "the store keeps rows, it runs no tool",
+		},
+		Allow: map[string]string{m + "/tools": "the tools' contracts (confine's errors are tools' sentinels)"},
+	}.Check(t)
 }

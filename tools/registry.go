@@ -2,7 +2,11 @@
 // the Registry the engine reads its tool list from, and the context marker of
 // a call the user approved (WithUserApproved). The builtin tools live
 // in sub-packages (tools/fs, tools/shell, tools/search, ...), each with a
-// Register function, a .go file per tool and an embedded .md description.
+// Register function, a .go file per tool and an embedded .md description;
+// a tool's parameters schema is reflected from the args struct its handler
+// decodes into (ParamsOf), pinned by testdata/params. The interactive
+// tools' requests and the Interactor the engine implements are this
+// package's too (interact.go), so the engine imports no tool package.
 //
 // Arguments: the engine decodes a call's arguments once, strictly, with
 // NormalizeArgs (duplicate, case-variant and unknown keys and wrong types

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zqagent/sidecar/confine"
-	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/sandbox"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -8,7 +8,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/zqagent/sidecar/tools/shell"
+	"github.com/zqagent/sidecar/shellcmd"
 )
 
 // maxCommandLen bounds what the matcher parses; longer commands always ask.
@@ -51,7 +51,7 @@ func parseSimple(cmd string) ([]string, error) {
 	}
 	// The grammar of the shell that runs the command (bash, else sh): what
 	// is parsed here is what runs.
-	p := syntax.NewParser(syntax.Variant(shell.Variant()), syntax.KeepComments(true))
+	p := syntax.NewParser(syntax.Variant(shellcmd.Variant()), syntax.KeepComments(true))
 	f, err := p.Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return nil, errNotSimple

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 // Decision is the result of Evaluate.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/tools"
-	"github.com/zqagent/sidecar/tools/sandbox"
 )
 
 var (

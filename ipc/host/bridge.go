@@ -11,7 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/tools/interact"
+	"github.com/zqagent/sidecar/tools"
 )
 
 // The bridge answers an engine's approvals and interactive tools from
@@ -148,10 +148,10 @@ func (h *Session) approve(ctx context.Context, req permission.Request) (permissi
 	return o, nil
 }
 
-// interactor is the engine's interact.Handlers for one session.
+// interactor is the engine's tools.Interactor for one session.
 type interactor struct{ h *Session }
 
-var _ interact.Handlers = interactor{}
+var _ tools.Interactor = interactor{}
 
 func (x interactor) wait(ctx context.Context, callID string, dst any) error {
 	rid := engine.RequestID(ctx)
@@ -168,8 +168,8 @@ func (x interactor) wait(ctx context.Context, callID string, dst any) error {
 	return nil
 }
 
-// AskUser implements interact.Handlers.
-func (x interactor) AskUser(ctx context.Context, callID string, _ interact.Question) (string, error) {
+// AskUser implements tools.Interactor.
+func (x interactor) AskUser(ctx context.Context, callID string, _ tools.Question) (string, error) {
 	var r QuestionResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
 		return "", err
@@ -177,22 +177,22 @@ func (x interactor) AskUser(ctx context.Context, callID string, _ interact.Quest
 	return r.Answer, nil
 }
 
-// ProposePlan implements interact.Handlers.
-func (x interactor) ProposePlan(ctx context.Context, callID string, _ interact.Plan) (interact.PlanAnswer, error) {
+// ProposePlan implements tools.Interactor.
+func (x interactor) ProposePlan(ctx context.Context, callID string, _ tools.Plan) (tools.PlanAnswer, error) {
 	var r PlanResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
-		return interact.PlanAnswer{}, err
+		return tools.PlanAnswer{}, err
 	}
-	return interact.PlanAnswer{Approved: r.Approved, Feedback: r.Feedback}, nil
+	return tools.PlanAnswer{Approved: r.Approved, Feedback: r.Feedback}, nil
 }
 
-// RequestDirectory implements interact.Handlers.
-func (x interactor) RequestDirectory(ctx context.Context, callID string, d interact.DirRequest) (interact.DirAnswer, error) {
+// RequestDirectory implements tools.Interactor.
+func (x interactor) RequestDirectory(ctx context.Context, callID string, d tools.DirRequest) (tools.DirAnswer, error) {
 	var r DirectoryResponse
 	if err := x.wait(ctx, callID, &r); err != nil {
-		return interact.DirAnswer{}, err
+		return tools.DirAnswer{}, err
 	}
-	ans := interact.DirAnswer{Granted: r.Granted, Path: r.Path, Writable: d.Writable}
+	ans := tools.DirAnswer{Granted: r.Granted, Path: r.Path, Writable: d.Writable}
 	if r.Writable != nil {
 		ans.Writable = *r.Writable
 	}

@@ -1,9 +1,9 @@
 package host_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/zqagent/sidecar/internal/deptest"
 )
 
 // TestHostKnowsNoTransport keeps the session host below the server: it
@@ -11,18 +11,12 @@ import (
 // Engines, so it imports neither the WebSocket library nor the transport,
 // the server (ipc) or its handlers.
 func TestHostKnowsNoTransport(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/zqagent/sidecar/ipc/host").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/coder/websocket", "github.com/zqagent/sidecar/ipc/wsrpc", "github.com/zqagent/sidecar/acp"} {
-			if dep == banned || strings.HasPrefix(dep, banned+"/") {
-				t.Errorf("host depends on %s", dep)
-			}
-		}
-		if dep == "github.com/zqagent/sidecar/ipc" {
-			t.Errorf("host depends on %s", dep)
-		}
-	}
+	const m = deptest.Module
+	const why = "the host reaches subscribers through its Sink"
+	deptest.DepChecker{BadDeps: map[string]string{
+		"github.com/coder/websocket/...": why,
+		m + "/ipc/wsrpc":                 why,
+		m + "/acp":                       why,
+		m + "/ipc":                       why,
+	}}.Check(t)
 }

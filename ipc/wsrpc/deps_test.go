@@ -1,25 +1,17 @@
 package wsrpc_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/zqagent/sidecar/internal/deptest"
 )
 
 // TestTransportKnowsNoSessions keeps the transport a transport: it depends
 // on no engine, store, session host or server package of the sidecar (only
 // on protocol, the wire's vocabulary).
 func TestTransportKnowsNoSessions(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/zqagent/sidecar/ipc/wsrpc").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if !strings.HasPrefix(dep, "github.com/zqagent/sidecar") {
-			continue
-		}
-		if dep != "github.com/zqagent/sidecar/ipc/wsrpc" && dep != "github.com/zqagent/sidecar/protocol" { // the wire's vocabulary
-			t.Errorf("wsrpc depends on %s", dep)
-		}
-	}
+	deptest.DepChecker{
+		BadDeps: map[string]string{deptest.Module + "/...": "the transport knows no sessions"},
+		Allow:   map[string]string{deptest.Module + "/protocol": "the wire's vocabulary"},
+	}.Check(t)
 }

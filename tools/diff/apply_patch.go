@@ -3,7 +3,6 @@ package diff
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -16,18 +15,9 @@ import (
 //go:embed apply_patch.md
 var applyPatchDescription string
 
-var applyPatchSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "patch": {"type": "string", "description": "The whole patch, from \"*** Begin Patch\" to \"*** End Patch\"."}
-  },
-  "required": ["patch"],
-  "additionalProperties": false
-}`)
-
 type patchArgs struct {
-	Patch string `json:"patch"`
-	Input string `json:"input"` // Codex's name for the same argument
+	Patch string `json:"patch" jsonschema:"required" jsonschema_description:"The whole patch, from \"*** Begin Patch\" to \"*** End Patch\"."`
+	Input string `json:"input" jsonschema:"-"` // Codex's name for the same argument
 }
 
 func (a patchArgs) text() (string, error) {
@@ -57,7 +47,7 @@ func applyPatchSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "apply_patch",
 			Description: applyPatchDescription,
-			Parameters:  applyPatchSchema,
+			Parameters:  tools.ParamsOf[patchArgs](),
 		}},
 		// No PathArgs: the paths live inside the patch text (PatchPaths
 		// lists them); the tool confines each one itself.

@@ -3,7 +3,6 @@ package diff
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -16,18 +15,9 @@ import (
 //go:embed apply_unified_diff.md
 var applyUnifiedDescription string
 
-var applyUnifiedSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "diff": {"type": "string", "description": "A unified diff (git diff or diff -u output) for one or more files."}
-  },
-  "required": ["diff"],
-  "additionalProperties": false
-}`)
-
 type unifiedArgs struct {
-	Diff  string `json:"diff"`
-	Patch string `json:"patch"` // accepted as an alias
+	Diff  string `json:"diff" jsonschema:"required" jsonschema_description:"A unified diff (git diff or diff -u output) for one or more files."`
+	Patch string `json:"patch" jsonschema:"-"` // accepted as an alias
 }
 
 func applyUnifiedSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
@@ -36,7 +26,7 @@ func applyUnifiedSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "apply_unified_diff",
 			Description: applyUnifiedDescription,
-			Parameters:  applyUnifiedSchema,
+			Parameters:  tools.ParamsOf[unifiedArgs](),
 		}},
 		Meta: writeMeta("apply_unified_diff"),
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {

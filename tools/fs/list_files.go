@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,20 +29,10 @@ const (
 	maxDirEntriesRead = 100_000
 )
 
-var listFilesSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory to list, relative to the workspace root or absolute inside it (or inside a granted directory). Default: the workspace root."},
-    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "How many directory levels to descend. Default 2."},
-    "include_hidden": {"type": "boolean", "description": "Also list dot files and dot directories. Default false."}
-  },
-  "additionalProperties": false
-}`)
-
 type listFilesArgs struct {
-	Path          string `json:"path"`
-	Depth         int    `json:"depth"`
-	IncludeHidden bool   `json:"include_hidden"`
+	Path          string `json:"path" jsonschema_description:"Directory to list, relative to the workspace root or absolute inside it (or inside a granted directory). Default: the workspace root."`
+	Depth         int    `json:"depth" jsonschema:"minimum=1,maximum=10" jsonschema_description:"How many directory levels to descend. Default 2."`
+	IncludeHidden bool   `json:"include_hidden" jsonschema_description:"Also list dot files and dot directories. Default false."`
 }
 
 func listFilesSpec(ws *confine.Workspace) tools.Spec {
@@ -52,7 +41,7 @@ func listFilesSpec(ws *confine.Workspace) tools.Spec {
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "list_files",
 			Description: listFilesDescription,
-			Parameters:  listFilesSchema,
+			Parameters:  tools.ParamsOf[listFilesArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "file",

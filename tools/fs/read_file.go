@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -33,21 +32,10 @@ const (
 	binaryBadRatio = 0.10     // share of invalid UTF-8 bytes that makes a file binary
 )
 
-var readFileSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it (or inside a granted directory)."},
-    "start_line": {"type": "integer", "minimum": 1, "description": "First line to return, 1-based. Default 1."},
-    "end_line": {"type": "integer", "minimum": 1, "description": "Last line to return, inclusive. Default: start_line + 1999."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
-
 type readFileArgs struct {
-	Path      string `json:"path"`
-	StartLine int    `json:"start_line"`
-	EndLine   int    `json:"end_line"`
+	Path      string `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root or absolute inside it (or inside a granted directory)."`
+	StartLine int    `json:"start_line" jsonschema:"minimum=1" jsonschema_description:"First line to return, 1-based. Default 1."`
+	EndLine   int    `json:"end_line" jsonschema:"minimum=1" jsonschema_description:"Last line to return, inclusive. Default: start_line + 1999."`
 }
 
 func readFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
@@ -56,7 +44,7 @@ func readFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "read_file",
 			Description: readFileDescription,
-			Parameters:  readFileSchema,
+			Parameters:  tools.ParamsOf[readFileArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "file",

@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,23 +18,11 @@ var replaceInFileDescription string
 
 const maxEditFileBytes = 16 << 20
 
-var replaceInFileSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File to edit, relative to the workspace root or absolute inside it (or inside a writable granted directory)."},
-    "old_string": {"type": "string", "description": "The exact text to replace, including whitespace and indentation. Must occur exactly once unless replace_all is true."},
-    "new_string": {"type": "string", "description": "The text to put in its place."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of requiring exactly one. Default false."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`)
-
 type replaceArgs struct {
-	Path       string  `json:"path"`
-	OldString  string  `json:"old_string"`
-	NewString  *string `json:"new_string"`
-	ReplaceAll bool    `json:"replace_all"`
+	Path       string  `json:"path" jsonschema:"required" jsonschema_description:"File to edit, relative to the workspace root or absolute inside it (or inside a writable granted directory)."`
+	OldString  string  `json:"old_string" jsonschema:"required" jsonschema_description:"The exact text to replace, including whitespace and indentation. Must occur exactly once unless replace_all is true."`
+	NewString  *string `json:"new_string" jsonschema:"required" jsonschema_description:"The text to put in its place."`
+	ReplaceAll bool    `json:"replace_all" jsonschema_description:"Replace every occurrence instead of requiring exactly one. Default false."`
 }
 
 func replaceInFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
@@ -44,7 +31,7 @@ func replaceInFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec 
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "replace_in_file",
 			Description: replaceInFileDescription,
-			Parameters:  replaceInFileSchema,
+			Parameters:  tools.ParamsOf[replaceArgs](),
 		}},
 		Meta: writeMeta("replace_in_file"),
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {

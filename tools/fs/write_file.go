@@ -3,7 +3,6 @@ package fs
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,19 +23,9 @@ const (
 	previewLines   = 60
 )
 
-var writeFileSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "File path, relative to the workspace root or absolute inside it (or inside a writable granted directory). Missing parent directories are created."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`)
-
 type writeFileArgs struct {
-	Path    string  `json:"path"`
-	Content *string `json:"content"`
+	Path    string  `json:"path" jsonschema:"required" jsonschema_description:"File path, relative to the workspace root or absolute inside it (or inside a writable granted directory). Missing parent directories are created."`
+	Content *string `json:"content" jsonschema:"required" jsonschema_description:"The complete new content of the file."`
 }
 
 // WriteResult is what write_file and replace_in_file return.
@@ -56,7 +45,7 @@ func writeFileSpec(ws *confine.Workspace, guard *conflict.Guard) tools.Spec {
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Name:        "write_file",
 			Description: writeFileDescription,
-			Parameters:  writeFileSchema,
+			Parameters:  tools.ParamsOf[writeFileArgs](),
 		}},
 		Meta: writeMeta("write_file"),
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {

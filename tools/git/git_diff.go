@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,22 +13,11 @@ import (
 //go:embed git_diff.md
 var gitDiffDescription string
 
-const gitDiffParams = `{
-  "type": "object",
-  "properties": {
-    "ref": {"type": "string", "description": "Commit, branch or tag to compare with, or a range a..b."},
-    "staged": {"type": "boolean", "description": "Show staged changes (the index) instead of the work tree."},
-    "path": {"type": "string", "description": "Limit to this path (relative to the workspace root)."},
-    "stat": {"type": "boolean", "description": "Only a summary of changed files."}
-  },
-  "additionalProperties": false
-}`
-
 type gitDiffArgs struct {
-	Ref    string `json:"ref"`
-	Staged bool   `json:"staged"`
-	Path   string `json:"path"`
-	Stat   bool   `json:"stat"`
+	Ref    string `json:"ref" jsonschema_description:"Commit, branch or tag to compare with, or a range a..b."`
+	Staged bool   `json:"staged" jsonschema_description:"Show staged changes (the index) instead of the work tree."`
+	Path   string `json:"path" jsonschema_description:"Limit to this path (relative to the workspace root)."`
+	Stat   bool   `json:"stat" jsonschema_description:"Only a summary of changed files."`
 }
 
 func (r *runner) gitDiffSpec() tools.Spec {
@@ -37,7 +25,7 @@ func (r *runner) gitDiffSpec() tools.Spec {
 		Name: "git_diff",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(gitDiffDescription),
-			Parameters:  json.RawMessage(gitDiffParams),
+			Parameters:  tools.ParamsOf[gitDiffArgs](),
 		}},
 		Meta:    readMeta("path"),
 		Handler: r.gitDiff,

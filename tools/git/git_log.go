@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,25 +16,15 @@ import (
 //go:embed git_log.md
 var gitLogDescription string
 
-const gitLogParams = `{
-  "type": "object",
-  "properties": {
-    "ref": {"type": "string", "description": "Branch, tag, commit or range (default HEAD)."},
-    "path": {"type": "string", "description": "Only commits touching this path (relative to the workspace root)."},
-    "max_count": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Number of commits (default 20)."}
-  },
-  "additionalProperties": false
-}`
-
 const (
 	defaultLogCount = 20
 	maxLogCount     = 200
 )
 
 type gitLogArgs struct {
-	Ref      string `json:"ref"`
-	Path     string `json:"path"`
-	MaxCount int    `json:"max_count"`
+	Ref      string `json:"ref" jsonschema_description:"Branch, tag, commit or range (default HEAD)."`
+	Path     string `json:"path" jsonschema_description:"Only commits touching this path (relative to the workspace root)."`
+	MaxCount int    `json:"max_count" jsonschema:"minimum=1,maximum=200" jsonschema_description:"Number of commits (default 20)."`
 }
 
 // Commit is one entry of git_log.
@@ -62,7 +51,7 @@ func (r *runner) gitLogSpec() tools.Spec {
 		Name: "git_log",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(gitLogDescription),
-			Parameters:  json.RawMessage(gitLogParams),
+			Parameters:  tools.ParamsOf[gitLogArgs](),
 		}},
 		Meta:    readMeta("path"),
 		Handler: r.gitLog,

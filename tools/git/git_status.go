@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -21,7 +20,7 @@ func (r *runner) gitStatusSpec() tools.Spec {
 		Name: "git_status",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(gitStatusDescription),
-			Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+			Parameters:  tools.ParamsOf[struct{}](),
 		}},
 		Meta:    readMeta(),
 		Handler: r.gitStatus,

@@ -12,18 +12,6 @@ import (
 //go:embed ask_user.md
 var askUserDescription string
 
-const askUserParams = `{
-  "type": "object",
-  "properties": {
-    "question": {"type": "string", "description": "The question for the user."},
-    "options": {"type": "array", "items": {"type": "string"}, "description": "Suggested answers to pick from."},
-    "allow_text": {"type": "boolean", "description": "Whether the user may type a free answer (default true)."},
-    "multi": {"type": "boolean", "description": "Whether several options may be picked (default false)."}
-  },
-  "required": ["question"],
-  "additionalProperties": false
-}`
-
 // Limits of a question.
 const (
 	maxOptions        = 20
@@ -31,10 +19,10 @@ const (
 )
 
 type askArgs struct {
-	Question  string   `json:"question"`
-	Options   []string `json:"options"`
-	AllowText *bool    `json:"allow_text"`
-	Multi     bool     `json:"multi"`
+	Question  string   `json:"question" jsonschema:"required" jsonschema_description:"The question for the user."`
+	Options   []string `json:"options" jsonschema_description:"Suggested answers to pick from."`
+	AllowText *bool    `json:"allow_text" jsonschema_description:"Whether the user may type a free answer (default true)."`
+	Multi     bool     `json:"multi" jsonschema_description:"Whether several options may be picked (default false)."`
 }
 
 // AskResult is what ask_user returns to the model.
@@ -44,10 +32,10 @@ type AskResult struct {
 }
 
 // RegisterAskTool registers ask_user, answered by h.AskUser.
-func RegisterAskTool(reg *tools.Registry, h Handlers) {
+func RegisterAskTool(reg *tools.Registry, h tools.Interactor) {
 	reg.MustRegister(tools.Spec{
 		Name:   "ask_user",
-		Schema: schema("ask_user", askUserDescription, askUserParams),
+		Schema: schema("ask_user", askUserDescription, tools.ParamsOf[askArgs]()),
 		Meta:   interactiveMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			var a askArgs
@@ -73,13 +61,13 @@ func RegisterAskTool(reg *tools.Registry, h Handlers) {
 // question validates and normalizes the model's arguments: trimmed
 // question, non-empty unique options, free text allowed unless turned off
 // (and always when there are no options, or nobody could answer).
-func (a askArgs) question() (Question, error) {
-	q := Question{Question: strings.TrimSpace(a.Question), Multi: a.Multi, AllowText: true}
+func (a askArgs) question() (tools.Question, error) {
+	q := tools.Question{Question: strings.TrimSpace(a.Question), Multi: a.Multi, AllowText: true}
 	if q.Question == "" {
-		return Question{}, fmt.Errorf("%w: question is required", tools.ErrInvalidArgs)
+		return tools.Question{}, fmt.Errorf("%w: question is required", tools.ErrInvalidArgs)
 	}
 	if len(q.Question) > maxQuestionLength {
-		return Question{}, fmt.Errorf("%w: question is longer than %d characters", tools.ErrInvalidArgs, maxQuestionLength)
+		return tools.Question{}, fmt.Errorf("%w: question is longer than %d characters", tools.ErrInvalidArgs, maxQuestionLength)
 	}
 	seen := map[string]bool{}
 	q.Options = []string{}
@@ -92,7 +80,7 @@ func (a askArgs) question() (Question, error) {
 		q.Options = append(q.Options, o)
 	}
 	if len(q.Options) > maxOptions {
-		return Question{}, fmt.Errorf("%w: %d options, at most %d", tools.ErrInvalidArgs, len(q.Options), maxOptions)
+		return tools.Question{}, fmt.Errorf("%w: %d options, at most %d", tools.ErrInvalidArgs, len(q.Options), maxOptions)
 	}
 	if a.AllowText != nil && !*a.AllowText && len(q.Options) > 0 {
 		q.AllowText = false

@@ -23,13 +23,13 @@ func TestMain(m *testing.M) {
 type fakeHandlers struct {
 	mu        sync.Mutex
 	calls     []string // "kind:callID"
-	questions []Question
-	plans     []Plan
-	dirs      []DirRequest
+	questions []tools.Question
+	plans     []tools.Plan
+	dirs      []tools.DirRequest
 
 	answer     string
-	plan       PlanAnswer
-	dir        DirAnswer
+	plan       tools.PlanAnswer
+	dir        tools.DirAnswer
 	err        error
 	waitForCtx bool
 }
@@ -42,7 +42,7 @@ func (f *fakeHandlers) record(kind, id string, add func()) {
 	add()
 }
 
-func (f *fakeHandlers) AskUser(ctx context.Context, callID string, q Question) (string, error) {
+func (f *fakeHandlers) AskUser(ctx context.Context, callID string, q tools.Question) (string, error) {
 	f.record("ask", callID, func() { f.questions = append(f.questions, q) })
 	if f.waitForCtx {
 		<-ctx.Done()
@@ -51,17 +51,17 @@ func (f *fakeHandlers) AskUser(ctx context.Context, callID string, q Question) (
 	return f.answer, f.err
 }
 
-func (f *fakeHandlers) ProposePlan(_ context.Context, callID string, p Plan) (PlanAnswer, error) {
+func (f *fakeHandlers) ProposePlan(_ context.Context, callID string, p tools.Plan) (tools.PlanAnswer, error) {
 	f.record("plan", callID, func() { f.plans = append(f.plans, p) })
 	return f.plan, f.err
 }
 
-func (f *fakeHandlers) RequestDirectory(_ context.Context, callID string, d DirRequest) (DirAnswer, error) {
+func (f *fakeHandlers) RequestDirectory(_ context.Context, callID string, d tools.DirRequest) (tools.DirAnswer, error) {
 	f.record("dir", callID, func() { f.dirs = append(f.dirs, d) })
 	return f.dir, f.err
 }
 
-var _ Handlers = (*fakeHandlers)(nil)
+var _ tools.Interactor = (*fakeHandlers)(nil)
 
 func run(t *testing.T, reg *tools.Registry, name, id string, args any) (any, error) {
 	t.Helper()
@@ -94,7 +94,7 @@ func TestAskUser(t *testing.T) {
 	if out != (AskResult{Question: "Which database?", Answer: "Postgres"}) {
 		t.Errorf("result = %+v", out)
 	}
-	want := Question{Question: "Which database?", Options: []string{"Postgres", "SQLite"}, AllowText: false, Multi: true}
+	want := tools.Question{Question: "Which database?", Options: []string{"Postgres", "SQLite"}, AllowText: false, Multi: true}
 	if !reflect.DeepEqual(h.questions[0], want) || h.calls[0] != "ask:call-7" {
 		t.Errorf("handler got %+v (%v), want %+v", h.questions[0], h.calls, want)
 	}
@@ -165,7 +165,7 @@ func TestNilHandlers(t *testing.T) {
 }
 
 func TestProposePlan(t *testing.T) {
-	h := &fakeHandlers{plan: PlanAnswer{Approved: false, Feedback: " split step 2 "}}
+	h := &fakeHandlers{plan: tools.PlanAnswer{Approved: false, Feedback: " split step 2 "}}
 	reg := tools.NewRegistry()
 	RegisterPlanTool(reg, h)
 	out, err := run(t, reg, "propose_plan", "p1", map[string]any{"plan": "## Plan\n1. a\n2. b"})
@@ -179,7 +179,7 @@ func TestProposePlan(t *testing.T) {
 	if h.plans[0].Plan != "## Plan\n1. a\n2. b" || h.calls[0] != "plan:p1" {
 		t.Errorf("handler got %+v %v", h.plans, h.calls)
 	}
-	h.plan = PlanAnswer{Approved: true}
+	h.plan = tools.PlanAnswer{Approved: true}
 	out, err = run(t, reg, "propose_plan", "p2", map[string]any{"plan": "x"})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func writeVia(ws *confine.Workspace, p, data string) error {
 
 func TestRequestDirectoryGrantsReadOnly(t *testing.T) {
 	f := newDirFixture(t)
-	h := &fakeHandlers{dir: DirAnswer{Granted: true}}
+	h := &fakeHandlers{dir: tools.DirAnswer{Granted: true}}
 	reg := tools.NewRegistry()
 	RegisterDirectoryTool(reg, h, f.ws)
 
@@ -270,7 +270,7 @@ func TestRequestDirectoryGrantsReadOnly(t *testing.T) {
 	if res := out.(DirResult); !res.Granted || res.Path != f.outside || res.Writable {
 		t.Errorf("result = %+v", res)
 	}
-	if want := (DirRequest{Reason: "read the notes", Path: f.outside, OutsideProject: true}); h.dirs[0] != want || h.calls[0] != "dir:d1" {
+	if want := (tools.DirRequest{Reason: "read the notes", Path: f.outside, OutsideProject: true}); h.dirs[0] != want || h.calls[0] != "dir:d1" {
 		t.Errorf("handler got %+v %v", h.dirs, h.calls)
 	}
 	got, err := readVia(f.ws, f.file)
@@ -303,7 +303,7 @@ func TestRequestDirectoryGrantsWritableAndOtherPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &fakeHandlers{dir: DirAnswer{Granted: true, Path: picked, Writable: true}}
+	h := &fakeHandlers{dir: tools.DirAnswer{Granted: true, Path: picked, Writable: true}}
 	reg := tools.NewRegistry()
 	RegisterDirectoryTool(reg, h, f.ws)
 	out, err := run(t, reg, "request_directory", "d1", map[string]any{"path": f.outside, "reason": "write output", "writable": true})
@@ -327,7 +327,7 @@ func TestRequestDirectoryGrantsWritableAndOtherPath(t *testing.T) {
 
 func TestRequestDirectoryDenied(t *testing.T) {
 	f := newDirFixture(t)
-	h := &fakeHandlers{dir: DirAnswer{Granted: false, Path: f.outside, Writable: true}}
+	h := &fakeHandlers{dir: tools.DirAnswer{Granted: false, Path: f.outside, Writable: true}}
 	reg := tools.NewRegistry()
 	RegisterDirectoryTool(reg, h, f.ws)
 	out, err := run(t, reg, "request_directory", "d1", map[string]any{"path": f.outside, "reason": "r"})
@@ -348,7 +348,7 @@ func TestRequestDirectoryDenied(t *testing.T) {
 func TestRequestDirectoryRefusals(t *testing.T) {
 	f := newDirFixture(t)
 	home, _ := os.UserHomeDir()
-	h := &fakeHandlers{dir: DirAnswer{Granted: true, Path: "/"}}
+	h := &fakeHandlers{dir: tools.DirAnswer{Granted: true, Path: "/"}}
 	reg := tools.NewRegistry()
 	RegisterDirectoryTool(reg, h, f.ws)
 	cases := map[string]struct {

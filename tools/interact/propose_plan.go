@@ -12,15 +12,6 @@ import (
 //go:embed propose_plan.md
 var proposePlanDescription string
 
-const proposePlanParams = `{
-  "type": "object",
-  "properties": {
-    "plan": {"type": "string", "description": "The plan, in Markdown."}
-  },
-  "required": ["plan"],
-  "additionalProperties": false
-}`
-
 const maxPlanLength = 64 << 10
 
 // PlanResult is what propose_plan returns to the model.
@@ -38,14 +29,14 @@ const (
 )
 
 type planArgs struct {
-	Plan string `json:"plan"`
+	Plan string `json:"plan" jsonschema:"required" jsonschema_description:"The plan, in Markdown."`
 }
 
 // RegisterPlanTool registers propose_plan, answered by h.ProposePlan.
-func RegisterPlanTool(reg *tools.Registry, h Handlers) {
+func RegisterPlanTool(reg *tools.Registry, h tools.Interactor) {
 	reg.MustRegister(tools.Spec{
 		Name:   "propose_plan",
-		Schema: schema("propose_plan", proposePlanDescription, proposePlanParams),
+		Schema: schema("propose_plan", proposePlanDescription, tools.ParamsOf[planArgs]()),
 		Meta:   interactiveMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			var a planArgs
@@ -62,7 +53,7 @@ func RegisterPlanTool(reg *tools.Registry, h Handlers) {
 			if h == nil {
 				return nil, noHandler("propose_plan")
 			}
-			ans, err := h.ProposePlan(ctx, call.ID, Plan{Plan: plan})
+			ans, err := h.ProposePlan(ctx, call.ID, tools.Plan{Plan: plan})
 			if err != nil {
 				return nil, fmt.Errorf("propose_plan: %w", err)
 			}

@@ -15,21 +15,10 @@ import (
 //go:embed request_directory.md
 var requestDirectoryDescription string
 
-const requestDirectoryParams = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "The directory to access (absolute, or relative to the workspace root)."},
-    "reason": {"type": "string", "description": "Why access is needed."},
-    "writable": {"type": "boolean", "description": "Whether write access is needed (default false)."}
-  },
-  "required": ["path", "reason"],
-  "additionalProperties": false
-}`
-
 type dirArgs struct {
-	Path     string `json:"path"`
-	Reason   string `json:"reason"`
-	Writable bool   `json:"writable"`
+	Path     string `json:"path" jsonschema:"required" jsonschema_description:"The directory to access (absolute, or relative to the workspace root)."`
+	Reason   string `json:"reason" jsonschema:"required" jsonschema_description:"Why access is needed."`
+	Writable bool   `json:"writable" jsonschema_description:"Whether write access is needed (default false)."`
 }
 
 // DirResult is what request_directory returns to the model.
@@ -42,10 +31,10 @@ type DirResult struct {
 
 // RegisterDirectoryTool registers request_directory, answered by
 // h.RequestDirectory; a granted directory is added to ws.
-func RegisterDirectoryTool(reg *tools.Registry, h Handlers, ws *confine.Workspace) {
+func RegisterDirectoryTool(reg *tools.Registry, h tools.Interactor, ws *confine.Workspace) {
 	reg.MustRegister(tools.Spec{
 		Name:   "request_directory",
-		Schema: schema("request_directory", requestDirectoryDescription, requestDirectoryParams),
+		Schema: schema("request_directory", requestDirectoryDescription, tools.ParamsOf[dirArgs]()),
 		Meta:   interactiveMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			return requestDirectory(ctx, call, h, ws)
@@ -53,7 +42,7 @@ func RegisterDirectoryTool(reg *tools.Registry, h Handlers, ws *confine.Workspac
 	})
 }
 
-func requestDirectory(ctx context.Context, call tools.Call, h Handlers, ws *confine.Workspace) (any, error) {
+func requestDirectory(ctx context.Context, call tools.Call, h tools.Interactor, ws *confine.Workspace) (any, error) {
 	var a dirArgs
 	if err := tools.DecodeArgs(call.Args, &a); err != nil {
 		return nil, err
@@ -121,15 +110,15 @@ func requestDirectory(ctx context.Context, call tools.Call, h Handlers, ws *conf
 // describeDir resolves abs (an absolute directory path) for the card: the
 // real path, whether it is outside the workspace, and the first symlink on
 // the way.
-func describeDir(ws *confine.Workspace, abs string) (DirRequest, error) {
+func describeDir(ws *confine.Workspace, abs string) (tools.DirRequest, error) {
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return DirRequest{}, fmt.Errorf("%w: directory %s: %v", tools.ErrNotFound, abs, err)
+		return tools.DirRequest{}, fmt.Errorf("%w: directory %s: %v", tools.ErrNotFound, abs, err)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return DirRequest{}, fmt.Errorf("%w: directory %s", tools.ErrNotFound, abs)
+		return tools.DirRequest{}, fmt.Errorf("%w: directory %s", tools.ErrNotFound, abs)
 	}
-	d := DirRequest{Path: real, OutsideProject: !confine.Within(ws.Root(), real)}
+	d := tools.DirRequest{Path: real, OutsideProject: !confine.Within(ws.Root(), real)}
 	if real != abs {
 		d.RequestedPath = abs
 		d.Link, d.LinkTarget = firstLink(abs)

@@ -40,14 +40,14 @@ func TestRequestDirectoryThroughSymlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &fakeHandlers{dir: DirAnswer{Granted: true}}
+	h := &fakeHandlers{dir: tools.DirAnswer{Granted: true}}
 	reg := tools.NewRegistry()
 	RegisterDirectoryTool(reg, h, ws)
 	out, err := run(t, reg, "request_directory", "d1", map[string]any{"path": "docs", "reason": "read the docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DirRequest{Reason: "read the docs", Path: private, OutsideProject: true, RequestedPath: link, Link: link, LinkTarget: "../private"}
+	want := tools.DirRequest{Reason: "read the docs", Path: private, OutsideProject: true, RequestedPath: link, Link: link, LinkTarget: "../private"}
 	if len(h.dirs) != 1 || h.dirs[0] != want {
 		t.Fatalf("card = %+v\nwant   %+v", h.dirs, want)
 	}

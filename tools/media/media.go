@@ -3,7 +3,6 @@ package media
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,15 +21,6 @@ import (
 
 //go:embed media.md
 var mediaDescription string
-
-const mediaParams = `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Path of an image, audio or video file in the workspace. Give either path or url."},
-    "url": {"type": "string", "description": "http or https URL of a public image, audio or video file. Give either path or url."}
-  },
-  "additionalProperties": false
-}`
 
 // Options configures the media tool. The zero value is usable.
 type Options struct {
@@ -85,7 +75,7 @@ func RegisterMediaTool(reg *tools.Registry, ws *confine.Workspace, opts Options)
 		Schema: llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 			Name:        "media",
 			Description: strings.TrimSpace(mediaDescription),
-			Parameters:  json.RawMessage(mediaParams),
+			Parameters:  tools.ParamsOf[mediaArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "media",
@@ -114,8 +104,8 @@ func (t *Tool) Used() (count int, bytes int64) {
 }
 
 type mediaArgs struct {
-	Path string `json:"path"`
-	URL  string `json:"url"`
+	Path string `json:"path" jsonschema_description:"Path of an image, audio or video file in the workspace. Give either path or url."`
+	URL  string `json:"url" jsonschema_description:"http or https URL of a public image, audio or video file. Give either path or url."`
 }
 
 // Output is what the model reads as the media tool's result.

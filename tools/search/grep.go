@@ -33,20 +33,6 @@ import (
 //go:embed grep.md
 var grepDescription string
 
-const grepParams = `{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "description": "Go (RE2) regular expression, matched per line."},
-    "path": {"type": "string", "description": "File or directory relative to the workspace root (default: the root)."},
-    "glob": {"type": "array", "items": {"type": "string"}, "description": "File name globs to include, e.g. [\"*.go\"]; a leading ! excludes. A single string is accepted too."},
-    "ignore_case": {"type": "boolean", "description": "Case-insensitive matching."},
-    "context": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Lines of context before and after each match."},
-    "max_results": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Maximum matching lines (default 200)."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`
-
 // maxOutputBytes caps the text returned to the model.
 const maxOutputBytes = 96 << 10
 
@@ -68,12 +54,12 @@ func (s *stringList) UnmarshalJSON(b []byte) error {
 }
 
 type grepArgs struct {
-	Pattern    string     `json:"pattern"`
-	Path       string     `json:"path"`
-	Glob       stringList `json:"glob"`
-	IgnoreCase bool       `json:"ignore_case"`
-	Context    int        `json:"context"`
-	MaxResults int        `json:"max_results"`
+	Pattern    string     `json:"pattern" jsonschema:"required" jsonschema_description:"Go (RE2) regular expression, matched per line."`
+	Path       string     `json:"path" jsonschema_description:"File or directory relative to the workspace root (default: the root)."`
+	Glob       stringList `json:"glob" jsonschema_description:"File name globs to include, e.g. [\"*.go\"]; a leading ! excludes. A single string is accepted too."`
+	IgnoreCase bool       `json:"ignore_case" jsonschema_description:"Case-insensitive matching."`
+	Context    int        `json:"context" jsonschema:"minimum=0,maximum=10" jsonschema_description:"Lines of context before and after each match."`
+	MaxResults int        `json:"max_results" jsonschema:"minimum=1,maximum=2000" jsonschema_description:"Maximum matching lines (default 200)."`
 }
 
 // RegisterSearchTool registers grep on reg, confined to ws.
@@ -82,7 +68,7 @@ func RegisterSearchTool(reg *tools.Registry, ws *confine.Workspace) {
 		Name: "grep",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(grepDescription),
-			Parameters:  json.RawMessage(grepParams),
+			Parameters:  tools.ParamsOf[grepArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "search",

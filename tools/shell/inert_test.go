@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/shellcmd"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -30,8 +31,8 @@ func TestRunShellIgnoresSHELL(t *testing.T) {
 	// fish reads (id) as a command substitution; bash and sh refuse it, so
 	// quote it the way the permission engine's parser sees one literal word.
 	cmd := `echo '(id)'; echo "$0"`
-	want := "(id)\n" + Interpreter() + "\n"
-	if Interpreter() == "/bin/bash" {
+	want := "(id)\n" + shellcmd.Interpreter() + "\n"
+	if shellcmd.Interpreter() == "/bin/bash" {
 		cmd += `; [[ -n x ]] && echo bash-grammar`
 		want += "bash-grammar\n"
 	}

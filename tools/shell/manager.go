@@ -1,11 +1,12 @@
 // Package shell owns the shell tools: run_shell (foreground commands and
 // background tasks), shell_task_output and shell_task_kill.
 //
-// Every command runs through one fixed shell, Interpreter() (/bin/bash,
-// else /bin/sh; never $SHELL; PowerShell or cmd on Windows), whose grammar
-// Variant() names for the permission engine's parser. It runs in its own
-// process group (package proc), with the sanitized environment of proc.Env and
-// a working directory confined to the workspace. A command the user did not
+// Every command runs through one fixed shell, shellcmd.Interpreter()
+// (/bin/bash, else /bin/sh; never $SHELL; PowerShell or cmd on Windows),
+// whose grammar shellcmd.Variant() names for the permission engine's
+// parser (package shellcmd owns that shell). It runs in its own process
+// group (package proc), with the sanitized environment of proc.Env and a
+// working directory confined to the workspace. A command the user did not
 // approve (tools.UserApproved is false: allowlisted, granted, or allowed by
 // the mode) also gets gitenv's inert git environment; an approved one runs
 // with the user's own git configuration. When gitenv refuses the
@@ -41,6 +42,7 @@ import (
 	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/gitenv"
 	"github.com/zqagent/sidecar/proc"
+	"github.com/zqagent/sidecar/shellcmd"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -114,7 +116,7 @@ func (o Options) withDefaults() Options {
 // Manager runs the commands of one session and owns its background tasks.
 type Manager struct {
 	opts  Options
-	shell string         // Interpreter()
+	shell string         // shellcmd.Interpreter()
 	git   string         // the git binary for gitenv's scan; "" when not installed
 	wg    sync.WaitGroup // the goroutines of every task
 
@@ -129,7 +131,7 @@ type Manager struct {
 // NewManager returns a Manager for opts.
 func NewManager(opts Options) *Manager {
 	git, _ := exec.LookPath("git")
-	return &Manager{opts: opts.withDefaults(), shell: Interpreter(), git: git, tasks: map[string]*task{}, fg: map[*task]bool{}}
+	return &Manager{opts: opts.withDefaults(), shell: shellcmd.Interpreter(), git: git, tasks: map[string]*task{}, fg: map[*task]bool{}}
 }
 
 // RegisterShellTool registers run_shell, shell_task_output and
@@ -222,7 +224,7 @@ func (m *Manager) spawn(ctx context.Context, command, cwd string, timeout time.D
 	if inert {
 		env, gitRefused = m.inertEnv(ctx, env)
 	}
-	argv := shellArgv(m.shell, command)
+	argv := shellcmd.Argv(m.shell, command)
 	if m.opts.Wrap != nil {
 		if argv, err = m.opts.Wrap(argv); err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package shell
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -15,23 +14,11 @@ import (
 //go:embed run_shell.md
 var runShellDescription string
 
-const runShellParams = `{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "description": "The shell command line to run."},
-    "cwd": {"type": "string", "description": "Working directory relative to the workspace root (default: the root)."},
-    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit in milliseconds (default 120000)."},
-    "background": {"type": "boolean", "description": "Start as a background task and return its task_id at once."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`
-
 type runShellArgs struct {
-	Command    string `json:"command"`
-	Cwd        string `json:"cwd"`
-	TimeoutMS  int64  `json:"timeout_ms"`
-	Background bool   `json:"background"`
+	Command    string `json:"command" jsonschema:"required" jsonschema_description:"The shell command line to run."`
+	Cwd        string `json:"cwd" jsonschema_description:"Working directory relative to the workspace root (default: the root)."`
+	TimeoutMS  int64  `json:"timeout_ms" jsonschema:"minimum=1" jsonschema_description:"Time limit in milliseconds (default 120000)."`
+	Background bool   `json:"background" jsonschema_description:"Start as a background task and return its task_id at once."`
 }
 
 // RunResult is the result of a foreground run_shell.
@@ -55,7 +42,7 @@ func (m *Manager) runShellSpec() tools.Spec {
 		Name: "run_shell",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(runShellDescription),
-			Parameters:  json.RawMessage(runShellParams),
+			Parameters:  tools.ParamsOf[runShellArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:         "shell",

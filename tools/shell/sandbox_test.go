@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zqagent/sidecar/tools/sandbox"
+	"github.com/zqagent/sidecar/sandbox"
 )
 
 // TestSandboxedCommandCannotPlant runs run_shell through the session's

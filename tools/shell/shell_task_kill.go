@@ -3,7 +3,6 @@ package shell
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,17 +13,8 @@ import (
 //go:embed shell_task_kill.md
 var taskKillDescription string
 
-const taskKillParams = `{
-  "type": "object",
-  "properties": {
-    "task_id": {"type": "string", "description": "The id run_shell returned."}
-  },
-  "required": ["task_id"],
-  "additionalProperties": false
-}`
-
 type taskKillArgs struct {
-	TaskID string `json:"task_id"`
+	TaskID string `json:"task_id" jsonschema:"required" jsonschema_description:"The id run_shell returned."`
 }
 
 // KillResult is the result of shell_task_kill.
@@ -42,7 +32,7 @@ func (m *Manager) taskKillSpec() tools.Spec {
 		Name: "shell_task_kill",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(taskKillDescription),
-			Parameters:  json.RawMessage(taskKillParams),
+			Parameters:  tools.ParamsOf[taskKillArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:         "shell",

@@ -3,7 +3,6 @@ package shell
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,19 +13,9 @@ import (
 //go:embed shell_task_output.md
 var taskOutputDescription string
 
-const taskOutputParams = `{
-  "type": "object",
-  "properties": {
-    "task_id": {"type": "string", "description": "The id run_shell returned."},
-    "offset": {"type": "integer", "minimum": 0, "description": "Byte offset to read from; pass the previous next_offset."}
-  },
-  "required": ["task_id"],
-  "additionalProperties": false
-}`
-
 type taskOutputArgs struct {
-	TaskID string `json:"task_id"`
-	Offset int64  `json:"offset"`
+	TaskID string `json:"task_id" jsonschema:"required" jsonschema_description:"The id run_shell returned."`
+	Offset int64  `json:"offset" jsonschema:"minimum=0" jsonschema_description:"Byte offset to read from; pass the previous next_offset."`
 }
 
 // TaskOutput is the result of shell_task_output.
@@ -48,7 +37,7 @@ func (m *Manager) taskOutputSpec() tools.Spec {
 		Name: "shell_task_output",
 		Schema: llm.ToolSchema{Function: llm.FunctionSchema{
 			Description: strings.TrimSpace(taskOutputDescription),
-			Parameters:  json.RawMessage(taskOutputParams),
+			Parameters:  tools.ParamsOf[taskOutputArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "shell",

@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/shellcmd"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -486,24 +485,7 @@ func TestWrap(t *testing.T) {
 		return append([]string{"/usr/bin/env", "WRAPPED=1"}, argv...), nil
 	}})
 	r := f.run(t, map[string]any{"command": "echo $WRAPPED"})
-	if r.Output != "1\n" || len(seen) != 3 || seen[0] != Interpreter() || seen[1] != "-c" {
+	if r.Output != "1\n" || len(seen) != 3 || seen[0] != shellcmd.Interpreter() || seen[1] != "-c" {
 		t.Fatalf("wrap: output %q argv %v", r.Output, seen)
-	}
-}
-
-func TestInterpreter(t *testing.T) {
-	want := "/bin/sh"
-	if _, err := os.Stat("/bin/bash"); err == nil {
-		want = "/bin/bash"
-	}
-	t.Setenv("SHELL", "/bin/zsh")
-	if got := Interpreter(); got != want {
-		t.Errorf("Interpreter() = %q, want %q", got, want)
-	}
-	if (Variant() == syntax.LangBash) != (want == "/bin/bash") {
-		t.Errorf("Variant() = %v for %s", Variant(), want)
-	}
-	if got := shellArgv("/bin/bash", "echo hi"); len(got) != 3 || got[1] != "-c" || got[2] != "echo hi" {
-		t.Errorf("shellArgv = %q", got)
 	}
 }

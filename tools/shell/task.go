@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/proc"
+	"github.com/zqagent/sidecar/shellcmd"
 )
 
 // endReason says why a task ended before its command finished on its own.
@@ -75,7 +76,7 @@ func (t *task) start(wg *sync.WaitGroup, jail *proc.Jail, argv []string, env []s
 	cmd.Stdout = w // one *os.File for both: ordering kept, no copy goroutine in exec
 	cmd.Stderr = w
 	proc.SetGroup(cmd)
-	platformCmd(cmd)
+	shellcmd.Prepare(cmd)
 	err = jail.Start(cmd)
 	w.Close() // the child holds its own copy
 	if err != nil {

@@ -24,17 +24,10 @@ const (
 	MaxBytes     = 64 << 10
 )
 
-const terminalListParams = `{"type": "object", "properties": {}, "additionalProperties": false}`
-
-const terminalReadParams = `{
-  "type": "object",
-  "properties": {
-    "terminal_id": {"type": "string", "description": "The terminal's id, from terminal_list."},
-    "lines": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "Number of last lines to return (default 200)."}
-  },
-  "required": ["terminal_id"],
-  "additionalProperties": false
-}`
+type terminalReadArgs struct {
+	TerminalID string `json:"terminal_id" jsonschema:"required" jsonschema_description:"The terminal's id, from terminal_list."`
+	Lines      int    `json:"lines" jsonschema:"minimum=1,maximum=2000" jsonschema_description:"Number of last lines to return (default 200)."`
+}
 
 var readMeta = tools.Metadata{
 	Category:     "terminal",
@@ -53,7 +46,7 @@ type ListResult struct {
 func RegisterTerminalTools(reg *tools.Registry, src tools.TerminalSource, projectID string) {
 	reg.MustRegister(tools.Spec{
 		Name:   "terminal_list",
-		Schema: schema("terminal_list", terminalListDescription, terminalListParams),
+		Schema: schema("terminal_list", terminalListDescription, tools.ParamsOf[struct{}]()),
 		Meta:   readMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
 			if err := tools.DecodeArgs(call.Args, &struct{}{}); err != nil {
@@ -74,13 +67,10 @@ func RegisterTerminalTools(reg *tools.Registry, src tools.TerminalSource, projec
 	})
 	reg.MustRegister(tools.Spec{
 		Name:   "terminal_read",
-		Schema: schema("terminal_read", terminalReadDescription, terminalReadParams),
+		Schema: schema("terminal_read", terminalReadDescription, tools.ParamsOf[terminalReadArgs]()),
 		Meta:   readMeta,
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
-			var a struct {
-				TerminalID string `json:"terminal_id"`
-				Lines      int    `json:"lines"`
-			}
+			var a terminalReadArgs
 			if err := tools.DecodeArgs(call.Args, &a); err != nil {
 				return nil, err
 			}
@@ -112,10 +102,10 @@ func RegisterTerminalTools(reg *tools.Registry, src tools.TerminalSource, projec
 	})
 }
 
-func schema(name, description, params string) llm.ToolSchema {
+func schema(name, description string, params json.RawMessage) llm.ToolSchema {
 	return llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 		Name:        name,
 		Description: strings.TrimSpace(description),
-		Parameters:  json.RawMessage(params),
+		Parameters:  params,
 	}}
 }

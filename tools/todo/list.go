@@ -31,10 +31,10 @@ const MaxItems = 100
 
 // Item is one entry of the list.
 type Item struct {
-	ID       string `json:"id"`
-	Content  string `json:"content"`
-	Status   Status `json:"status"`
-	Priority string `json:"priority,omitempty"`
+	ID       string `json:"id" jsonschema_description:"Stable identifier of the item."`
+	Content  string `json:"content" jsonschema:"required" jsonschema_description:"What to do."`
+	Status   Status `json:"status" jsonschema:"required,enum=pending,enum=in_progress,enum=completed"`
+	Priority string `json:"priority,omitempty" jsonschema:"enum=high,enum=medium,enum=low"`
 }
 
 // TodoList is a session's task list. The zero value is an empty list.

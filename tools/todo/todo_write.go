@@ -3,7 +3,6 @@ package todo
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,31 +13,8 @@ import (
 //go:embed todo_write.md
 var todoWriteDescription string
 
-const todoWriteParams = `{
-  "type": "object",
-  "properties": {
-    "todos": {
-      "type": "array",
-      "description": "The complete, updated task list.",
-      "items": {
-        "type": "object",
-        "properties": {
-          "id": {"type": "string", "description": "Stable identifier of the item."},
-          "content": {"type": "string", "description": "What to do."},
-          "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-          "priority": {"type": "string", "enum": ["high", "medium", "low"]}
-        },
-        "required": ["content", "status"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["todos"],
-  "additionalProperties": false
-}`
-
 type todoArgs struct {
-	Todos *[]Item `json:"todos"`
+	Todos *[]Item `json:"todos" jsonschema:"required" jsonschema_description:"The complete, updated task list."`
 }
 
 // RegisterTodoTool registers todo_write, which replaces list's items.
@@ -48,7 +24,7 @@ func RegisterTodoTool(reg *tools.Registry, list *TodoList) {
 		Schema: llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 			Name:        "todo_write",
 			Description: strings.TrimSpace(todoWriteDescription),
-			Parameters:  json.RawMessage(todoWriteParams),
+			Parameters:  tools.ParamsOf[todoArgs](),
 		}},
 		Meta: tools.Metadata{
 			Category:     "task",

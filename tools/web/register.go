@@ -79,7 +79,7 @@ func RegisterWebTools(reg *tools.Registry, opts Options) {
 	meta.Capabilities = []string{"network", "fetch"}
 	reg.MustRegister(tools.Spec{
 		Name:    "web_fetch",
-		Schema:  schema("web_fetch", webFetchDescription, webFetchParams),
+		Schema:  schema("web_fetch", webFetchDescription, tools.ParamsOf[fetchArgs]()),
 		Meta:    meta,
 		Handler: f.handle,
 	})
@@ -88,7 +88,7 @@ func RegisterWebTools(reg *tools.Registry, opts Options) {
 	meta.Capabilities = []string{"network", "search"}
 	reg.MustRegister(tools.Spec{
 		Name:      "web_search",
-		Schema:    schema("web_search", webSearchDescription, webSearchParams),
+		Schema:    schema("web_search", webSearchDescription, tools.ParamsOf[searchArgs]()),
 		Meta:      meta,
 		Handler:   s.handle,
 		Available: s.available,

@@ -7,13 +7,13 @@ import (
 	"github.com/zqagent/sidecar/llm"
 )
 
-func schema(name, description, params string) llm.ToolSchema {
+func schema(name, description string, params json.RawMessage) llm.ToolSchema {
 	return llm.ToolSchema{
 		Type: "function",
 		Function: llm.FunctionSchema{
 			Name:        name,
 			Description: strings.TrimSpace(description),
-			Parameters:  json.RawMessage(params),
+			Parameters:  params,
 		},
 	}
 }

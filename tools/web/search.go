@@ -18,16 +18,6 @@ import (
 //go:embed web_search.md
 var webSearchDescription string
 
-const webSearchParams = `{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "description": "The search query."},
-    "max_results": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Number of results to return (default 5, at most 20)."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`
-
 // Result counts of web_search.
 const (
 	DefaultSearchResults = 5
@@ -62,8 +52,8 @@ type searcher struct {
 }
 
 type searchArgs struct {
-	Query      string `json:"query"`
-	MaxResults int    `json:"max_results"`
+	Query      string `json:"query" jsonschema:"required" jsonschema_description:"The search query."`
+	MaxResults int    `json:"max_results" jsonschema:"minimum=1,maximum=20" jsonschema_description:"Number of results to return (default 5, at most 20)."`
 }
 
 // searchOutput is what web_search returns to the model.

@@ -15,19 +15,9 @@ import (
 //go:embed web_fetch.md
 var webFetchDescription string
 
-const webFetchParams = `{
-  "type": "object",
-  "properties": {
-    "url": {"type": "string", "description": "The http or https URL to fetch."},
-    "max_chars": {"type": "integer", "minimum": 1, "description": "Maximum number of characters of text to return (default and upper bound: 100000)."}
-  },
-  "required": ["url"],
-  "additionalProperties": false
-}`
-
 type fetchArgs struct {
-	URL      string `json:"url"`
-	MaxChars int    `json:"max_chars"`
+	URL      string `json:"url" jsonschema:"required" jsonschema_description:"The http or https URL to fetch."`
+	MaxChars int    `json:"max_chars" jsonschema:"minimum=1" jsonschema_description:"Maximum number of characters of text to return (default and upper bound: 100000)."`
 }
 
 type fetcher struct {

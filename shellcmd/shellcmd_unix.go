@@ -1,6 +1,6 @@
 //go:build !windows
 
-package shell
+package shellcmd
 
 import (
 	"os"
@@ -34,10 +34,10 @@ func Variant() syntax.LangVariant {
 	return syntax.LangPOSIX
 }
 
-// shellArgv is the argv that runs command with shell.
-func shellArgv(shell, command string) []string {
+// Argv is the argv that runs command with shell.
+func Argv(shell, command string) []string {
 	return []string{shell, "-c", command}
 }
 
-// platformCmd adjusts cmd for the OS before it starts; nothing on Unix.
-func platformCmd(*exec.Cmd) {}
+// Prepare adjusts cmd for the OS before it starts; nothing on Unix.
+func Prepare(*exec.Cmd) {}

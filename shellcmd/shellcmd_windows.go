@@ -1,6 +1,6 @@
 //go:build windows
 
-package shell
+package shellcmd
 
 import (
 	"os"
@@ -42,8 +42,8 @@ func defaultShell() string {
 	return "cmd.exe"
 }
 
-// shellArgv is the argv that runs command with shell, by the shell's kind.
-func shellArgv(shell, command string) []string {
+// Argv is the argv that runs command with shell, by the shell's kind.
+func Argv(shell, command string) []string {
 	base := strings.ToLower(strings.TrimSuffix(filepath.Base(shell), filepath.Ext(shell)))
 	switch base {
 	case "pwsh", "powershell":
@@ -55,10 +55,10 @@ func shellArgv(shell, command string) []string {
 	}
 }
 
-// platformCmd gives cmd.exe its command line verbatim: Go's argument quoting
+// Prepare gives cmd.exe its command line verbatim: Go's argument quoting
 // follows CommandLineToArgvW, which cmd.exe does not parse, so `/s /c "..."`
 // must be written by hand.
-func platformCmd(cmd *exec.Cmd) {
+func Prepare(cmd *exec.Cmd) {
 	a := cmd.Args
 	if len(a) == 5 && strings.EqualFold(strings.TrimSuffix(filepath.Base(a[0]), filepath.Ext(a[0])), "cmd") && a[1] == "/d" && a[2] == "/s" && a[3] == "/c" {
 		if cmd.SysProcAttr == nil {

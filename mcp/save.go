@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/zqagent/sidecar/atomicfile"
 )
 
 // SaveConfigFile writes servers to path atomically (a temporary file in the
@@ -229,39 +230,8 @@ func encodeEntry(c ServerConfig, withName bool) []kv {
 // writeAtomic writes data to a temporary file beside path and renames it
 // over path, so that readers (and the watcher) never see half a file.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := atomicfile.WriteFile(path, data, mode, atomicfile.SetMode); err != nil {
 		return fmt.Errorf("save MCP config: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".mcp-*.json.tmp")
-	if err != nil {
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	if err := f.Chmod(mode); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save MCP config: %w", err)
-	}
-	ok = true
 	return nil
 }

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/zqagent/sidecar/lockfile"
 )
 
 // LockFile is the file in the data directory that one Store at a time holds
@@ -11,18 +13,11 @@ import (
 // The OS drops the lock when the process dies, even by SIGKILL.
 const LockFile = "zqagent.lock"
 
-func acquireLock(dir string) (*os.File, error) {
+func acquireLock(dir string) (*lockfile.Lock, error) {
 	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	l, err := lockfile.Acquire(path)
+	if errors.Is(err, lockfile.ErrLocked) {
+		return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
 	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		if err == errLockHeld {
-			return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return f, nil
+	return l, err
 }

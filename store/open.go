@@ -14,6 +14,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/zqagent/sidecar/lockfile"
 )
 
 // DBFile is the database file name inside the data directory.
@@ -63,9 +65,9 @@ type Store struct {
 	path string
 	opts Options
 
-	lock *os.File // held locked from Open to Close
-	wdb  *sql.DB  // one connection, used only by the writer goroutine
-	rdb  *sql.DB  // read-only pool
+	lock *lockfile.Lock // held from Open to Close
+	wdb  *sql.DB        // one connection, used only by the writer goroutine
+	rdb  *sql.DB        // read-only pool
 	w    *writer
 	hist historyCache // encoded checkpoints, per session
 
@@ -120,13 +122,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	s, err := open(ctx, abs, path, lock, opts)
 	if err != nil {
-		lock.Close()
+		_ = lock.Release()
 		return nil, err
 	}
 	return s, nil
 }
 
-func open(ctx context.Context, abs, path string, lock *os.File, opts Options) (*Store, error) {
+func open(ctx context.Context, abs, path string, lock *lockfile.Lock, opts Options) (*Store, error) {
 	s := &Store{dir: abs, path: path, opts: opts, lock: lock}
 	var err error
 	s.wdb, err = sql.Open("sqlite", dsn(path, opts.BusyTimeout, false))
@@ -217,7 +219,7 @@ func (s *Store) Close() error {
 		s.closed = true
 		s.mu.Unlock()
 		err := s.w.stop()
-		err = errors.Join(err, s.rdb.Close(), s.wdb.Close(), s.lock.Close())
+		err = errors.Join(err, s.rdb.Close(), s.wdb.Close(), s.lock.Release())
 		if err != nil {
 			s.closeErr = fmt.Errorf("close store %s: %w", s.path, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zqagent/sidecar/terminal/termtext"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -82,5 +83,5 @@ func (m *Manager) ReadTerminal(ctx context.Context, projectID, terminalID string
 			raw = raw[i+1:]
 		}
 	}
-	return lastLines(renderText(raw), maxLines, maxBytes), nil
+	return termtext.Tail(termtext.Render(raw), maxLines, maxBytes), nil
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/gitenv"
 )
 
@@ -268,7 +269,7 @@ func (s *SessionVCS) ensureLocked(ctx context.Context) error {
 	}
 	defer dir.Close()
 	if cur, err := readPrivate(dir, "exclude"); err != nil || string(cur) != excludeRules {
-		if err := writeFileAtomic(dir, "exclude", []byte(excludeRules)); err != nil {
+		if err := atomicfile.Write(dir, "exclude", []byte(excludeRules), 0o644, atomicfile.SetMode); err != nil {
 			return fmt.Errorf("vcs exclude file: %w", err)
 		}
 	}
@@ -352,30 +353,6 @@ func initShadow(ctx context.Context, p Plan) error {
 	g.repo = gitenv.Repo{GitDir: p.GitDir}
 	if _, err := g.output(ctx, nil, "config", "core.bare", "false"); err != nil {
 		return fmt.Errorf("shadow repository: %w", err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a fresh temporary file in dir and renames
-// it over name (a link in its place is replaced, never followed).
-func writeFileAtomic(dir *os.Root, name string, data []byte) error {
-	tmp, err := tempName(name)
-	if err != nil {
-		return err
-	}
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = dir.Remove(tmp)
-		return err
-	}
-	if err := dir.Rename(tmp, name); err != nil {
-		_ = dir.Remove(tmp)
-		return err
 	}
 	return nil
 }

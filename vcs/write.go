@@ -1,14 +1,14 @@
 package vcs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/zqagent/sidecar/atomicfile"
 )
 
 // Git modes of the entries a restore writes.
@@ -53,35 +53,11 @@ func writeEntry(root *os.Root, c change, r io.Reader, size int64) error {
 	if c.mode == modeExecutable {
 		perm = 0o755
 	}
-	tmp, err := tempName(rel)
-	if err != nil {
+	return atomicfile.WriteFunc(root, rel, perm, atomicfile.SetMode, func(w io.Writer) error {
+		n, err := io.Copy(w, r)
+		if err == nil && n != size {
+			err = io.ErrUnexpectedEOF
+		}
 		return err
-	}
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	n, werr := io.Copy(f, r)
-	cerr := f.Close()
-	if werr == nil && n != size {
-		werr = io.ErrUnexpectedEOF
-	}
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = root.Remove(tmp)
-		return err
-	}
-	if err := root.Rename(tmp, rel); err != nil {
-		_ = root.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// tempName is a fresh hidden name beside rel.
-func tempName(rel string) (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(rel), ".zqagent-restore-"+hex.EncodeToString(b[:])), nil
+	})
 }

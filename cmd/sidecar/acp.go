@@ -5,19 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/zqagent/sidecar/acp"
-	"github.com/zqagent/sidecar/ipc"
-	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/oslocale"
-	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/terminal"
 )
 
 // runACP is `sidecar acp`: the Agent Client Protocol on stdin/stdout for
@@ -47,14 +41,9 @@ func runACP(args []string) error {
 	if cfg.secretsStdin {
 		return errors.New("acp: --secrets-stdin is not available: stdin carries the protocol (use the keychain or *_API_KEY)")
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	slog.SetDefault(log)
-	sec, err := takeSecrets(log, false, nil)
+	log, sec, err := begin(cfg, nil)
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -150,72 +139,23 @@ func pause(ctx context.Context) bool {
 	}
 }
 
-// own takes the data dir's lock and returns the parts of a hosted server,
-// with the endpoint published; Release undoes it all. errLocked: another
-// sidecar holds it.
-func (o *acpOwner) own(ctx context.Context) (b acp.Backend, err error) {
-	lock, err := acquireLock(filepath.Join(o.cfg.dataDir, "sidecar.lock"))
+// own takes the data dir's lock and returns the parts of a hosted server
+// (openOwner), with the endpoint published; Release undoes it all.
+// errLocked: another sidecar holds it.
+func (o *acpOwner) own(ctx context.Context) (acp.Backend, error) {
+	lock, err := acquireLock(lockPath(o.cfg))
 	if err != nil {
 		return acp.Backend{}, err
 	}
-	var undo []func()
-	release := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
-	undo = append(undo, lock.release)
-	st, err := store.Open(ctx, o.cfg.dataDir, store.Options{})
+	own, err := openOwner(ctx, o.cfg, o.sec, o.log, lock, 0)
 	if err != nil {
-		return acp.Backend{}, fmt.Errorf("open store: %w", err)
-	}
-	undo = append(undo, func() {
-		if err := st.Close(); err != nil {
-			o.log.Warn("close store", "err", err)
-		}
-	})
-	if err := recoverInterrupted(ctx, st); err != nil {
 		return acp.Backend{}, err
 	}
-	terms := terminal.NewManager(terminal.Options{Logger: o.log})
-	undo = append(undo, func() { _ = terms.Close() })
-	kr := keychain.New(o.cfg.keyringService)
-	kr.SetStartKeys(o.sec.keys, o.sec.env)
-	undo = append(undo, func() { _ = kr.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return acp.Backend{}, fmt.Errorf("listen: %w", err)
-	}
-	peerToken, err := newPeerToken(o.cfg.dataDir)
-	if err != nil {
-		ln.Close()
+	if err := own.publish(true); err != nil {
+		own.ln.Close()
+		own.Close()
 		return acp.Backend{}, err
 	}
-	unpublish, err := publishEndpointFor(o.cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken, true)
-	if err != nil {
-		ln.Close()
-		return acp.Backend{}, err
-	}
-	undo = append(undo, unpublish) // runs first: nobody joins a closing owner
 	o.log.Info("acp: this process owns the data dir", "dir", o.cfg.dataDir)
-	return acp.Backend{
-		Listener: ln,
-		Server: ipc.Options{
-			PeerToken:      peerToken,
-			Store:          st,
-			Version:        buildVersion(),
-			DataDir:        o.cfg.dataDir,
-			KeyringService: o.cfg.keyringService,
-			Keyring:        kr,
-			Terminals:      terms,
-			AuditLogDir:    o.cfg.auditLogDir,
-			Logger:         o.log,
-		},
-		Release: release,
-	}, nil
+	return acp.Backend{Listener: own.ln, Server: own.serverOptions(), Release: own.Close}, nil
 }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/acp"
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/ipc/client"
-	"github.com/zqagent/sidecar/tools/fs"
 )
 
 // endpointFile is where the data dir's owner publishes its WebSocket for
@@ -48,15 +48,10 @@ func newPeerToken(dataDir string) (string, error) {
 }
 
 // publishEndpoint writes the endpoint file and returns a function that
-// removes it. main calls it after the ready line: the file is for the
-// other front door (sidecar acp waits for it), not on the shell's path.
-func publishEndpoint(dataDir string, port int, tok string) (func(), error) {
-	return publishEndpointFor(dataDir, port, tok, false)
-}
-
-// publishEndpointFor is publishEndpoint with the handover mark (sidecar
-// acp's).
-func publishEndpointFor(dataDir string, port int, tok string, handover bool) (func(), error) {
+// removes it; handover marks sidecar acp's (it lets the data dir go when
+// asked). main calls it after the ready line: the file is for the other
+// front door (sidecar acp waits for it), not on the shell's path.
+func publishEndpoint(dataDir string, port int, tok string, handover bool) (func(), error) {
 	data, err := json.Marshal(endpointLine{Endpoint: acp.Endpoint{URL: fmt.Sprintf("ws://127.0.0.1:%d/rpc", port), Token: tok}, PID: os.Getpid(), Handover: handover})
 	if err != nil {
 		return nil, err
@@ -66,8 +61,7 @@ func publishEndpointFor(dataDir string, port int, tok string, handover bool) (fu
 		return nil, fmt.Errorf("endpoint file: %w", err)
 	}
 	defer root.Close()
-	_ = root.Remove(endpointFile) // a new file gets 0600; WriteAtomic keeps an old one's mode
-	if err := fs.WriteAtomic(root, endpointFile, data, 0o600); err != nil {
+	if err := atomicfile.Write(root, endpointFile, data, 0o600, atomicfile.SetMode); err != nil {
 		return nil, fmt.Errorf("endpoint file: %w", err)
 	}
 	path := filepath.Join(dataDir, endpointFile)

@@ -1,11 +1,12 @@
 // Command sidecar is the zqagent sidecar: a desktop shell spawns it, reads
 // the one ready line it prints on stdout, and drives agent sessions over the
 // local WebSocket named there (see ui-protocol.md). main only wires and
-// waits: flags, secrets (secrets.go), lock file, store, listener, the
+// waits: flags, secrets (secrets.go), lock file (lock.go), what the data
+// dir's owner holds (own.go: store, terminals, keychain, listener), the
 // endpoint file for the other front door (endpoint.go), server; then it
 // waits for stdin EOF, SIGTERM/SIGINT or the shutdown method and closes
 // everything within a bounded time. `sidecar acp` (acp.go) is the same
-// wiring behind the Agent Client Protocol on stdio, for editors.
+// wiring (own.go) behind the Agent Client Protocol on stdio, for editors.
 package main
 
 import (
@@ -16,21 +17,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/zqagent/sidecar/ipc"
-	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/protocol"
-	"github.com/zqagent/sidecar/store"
-	"github.com/zqagent/sidecar/terminal"
 )
 
 // shutdownTimeout bounds the graceful exit.
@@ -125,83 +121,49 @@ func run(args []string) error {
 		fmt.Println(buildVersion())
 		return nil
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
-	slog.SetDefault(log)
-	prof := startProfiles(log)
-	defer prof.stopCPU()
-	sec, err := takeSecrets(log, cfg.secretsStdin, os.Stdin)
+	log, sec, err := begin(cfg, os.Stdin)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	lock, err := acquireLock(filepath.Join(cfg.dataDir, "sidecar.lock"))
+	prof := startProfiles(log)
+	defer prof.stopCPU()
+	lock, err := acquireLock(lockPath(cfg))
 	if errors.Is(err, errLocked) {
 		lock, err = takeOverFromACP(log, cfg.dataDir, err)
 	}
 	if err != nil {
 		return err
 	}
-	defer lock.release()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := store.Open(ctx, cfg.dataDir, store.Options{})
+	own, err := openOwner(ctx, cfg, sec, log, lock, cfg.port)
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer st.Close()
-	if err := recoverInterrupted(ctx, st); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	peerToken, err := newPeerToken(cfg.dataDir)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	terms := terminal.NewManager(terminal.Options{Logger: log})
-	kr := keychain.New(cfg.keyringService)
-	kr.SetStartKeys(sec.keys, sec.env)
-	defer kr.Close()
+	defer own.Close()
 	shutdown := make(chan struct{})
-	srv, err := ipc.New(ipc.Options{
-		Store:          st,
-		Token:          sec.token,
-		PeerToken:      peerToken,
-		AllowOrigins:   cfg.allowOrigins,
-		SecurityLog:    os.Stderr, // refused upgrades, one JSON line each
-		Version:        buildVersion(),
-		DataDir:        cfg.dataDir,
-		KeyringService: cfg.keyringService,
-		Keyring:        kr,
-		Terminals:      terms,
-		AuditLogDir:    cfg.auditLogDir,
-		Logger:         log,
-		OnShutdown:     func() { close(shutdown) },
-	})
+	opts := own.serverOptions()
+	opts.Token = sec.token
+	opts.AllowOrigins = cfg.allowOrigins
+	opts.SecurityLog = os.Stderr // refused upgrades, one JSON line each
+	opts.OnShutdown = func() { close(shutdown) }
+	srv, err := ipc.New(opts)
 	if err != nil {
-		ln.Close()
+		own.ln.Close()
 		return err
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(own.ln) }()
 
-	if err := printReady(os.Stdout, ln.Addr().(*net.TCPAddr).Port, sec.token); err != nil {
+	if err := printReady(os.Stdout, own.port(), sec.token); err != nil {
 		return err
 	}
 	// Nothing but the ready line ever goes to stdout.
 	os.Stdout = os.Stderr
-	unpublish, err := publishEndpoint(cfg.dataDir, ln.Addr().(*net.TCPAddr).Port, peerToken)
-	if err != nil {
+	if err := own.publish(false); err != nil {
 		// The shell is served; only sidecar acp cannot join this process.
 		log.Error("publish the endpoint for sidecar acp", "err", err)
-	} else {
-		defer unpublish()
 	}
 	// What start-up allocated and dropped (package initialisation alone is
 	// ~2 MB: a JSON Schema library compiles its meta-schemas) would stay in
@@ -231,12 +193,7 @@ func run(args []string) error {
 	if err := srv.Close(cctx); err != nil {
 		log.Warn("close server", "err", err)
 	}
-	if err := terms.Close(); err != nil {
-		log.Warn("close terminals", "err", err)
-	}
-	if err := st.Close(); err != nil {
-		log.Warn("close store", "err", err)
-	}
+	own.Close()
 	return nil
 }
 

@@ -188,23 +188,16 @@ func (w *Watcher) addTreeLocked(dir string, parent *ignore.Rules) {
 	// Read through the root, never blocking (a FIFO named .gitignore is
 	// skipped), within the watcher's ignore bounds. Rules cut by the bounds
 	// only mean more directories watched, which is the safe side.
-	names := []string{ignore.FileName}
-	if rel == "" {
-		names = []string{ignore.ExcludeFile, ignore.FileName}
-	}
-	rules := w.ignores.Load(parent, rel, ignore.RootOpener(w.fsroot, filepath.FromSlash(cmp.Or(rel, "."))), names...)
+	rules := w.ignores.Enter(parent, rel, ignore.RootOpener(w.fsroot, filepath.FromSlash(cmp.Or(rel, "."))))
 	w.watched[dir] = rules
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || ignore.AlwaysSkipped(e.Name()) {
-			continue // e.IsDir is false for symlinks: links are never followed
-		}
 		child := filepath.Join(dir, e.Name())
-		if rules.Ignored(w.rel(child), true) {
-			continue
+		if !e.IsDir() || rules.Skip(w.rel(child), true) {
+			continue // e.IsDir is false for symlinks: links are never followed
 		}
 		w.addTreeLocked(child, rules)
 	}
@@ -256,11 +249,11 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	switch {
 	case ev.Has(fsnotify.Create):
 		fi, err := os.Lstat(name)
-		if err != nil || !fi.IsDir() || ignore.AlwaysSkipped(fi.Name()) {
+		if err != nil || !fi.IsDir() {
 			return
 		}
 		parent, ok := w.watched[filepath.Dir(name)]
-		if !ok || parent.Ignored(w.rel(name), true) {
+		if !ok || parent.Skip(w.rel(name), true) {
 			return
 		}
 		// Files created in the new directory before its watch was added are

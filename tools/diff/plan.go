@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/conflict"
@@ -147,7 +148,7 @@ func (p *Plan) apply(f *planFile) error {
 		}
 		f.newDirs = append(f.newDirs, d)
 	}
-	return fs.WriteAtomic(f.t.Root, f.t.Rel, f.after, f.perm)
+	return atomicfile.Write(f.t.Root, f.t.Rel, f.after, f.perm, atomicfile.KeepMode)
 }
 
 // removeDirs removes the directories Commit created for f, if empty.
@@ -166,7 +167,7 @@ func (p *Plan) rollback(done []*planFile) error {
 		f := done[i]
 		var err error
 		if f.existed {
-			err = fs.WriteAtomic(f.t.Root, f.t.Rel, f.before, f.perm)
+			err = atomicfile.Write(f.t.Root, f.t.Rel, f.before, f.perm, atomicfile.KeepMode)
 		} else {
 			err = f.t.Root.Remove(f.t.Rel)
 			removeDirs(f)

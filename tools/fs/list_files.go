@@ -1,13 +1,13 @@
 package fs
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,14 +101,9 @@ func listFiles(ctx context.Context, ws *confine.Workspace, p string, depth int, 
 	// The ignore files from the root (or grant) down to the listed
 	// directory all apply.
 	iw := ignore.NewWalk()
-	rules := iw.Load(nil, "", ignore.RootOpener(t.Root, "."), ignore.ExcludeFile, ignore.FileName)
-	if t.Rel != "." {
-		dir := ""
-		for _, part := range strings.Split(filepath.ToSlash(t.Rel), "/") {
-			dir = path.Join(dir, part)
-			rules = iw.Load(rules, dir, ignore.RootOpener(t.Root, dir))
-		}
-	}
+	rules := iw.Start(filepath.ToSlash(t.Rel), func(dir string) ignore.Opener {
+		return ignore.RootOpener(t.Root, filepath.FromSlash(cmp.Or(dir, ".")))
+	})
 
 	l := lister{ctx: ctx, ws: ws, t: t, hidden: hidden, iw: iw, onVisit: onVisit}
 	if err := l.walk(t.Rel, rules, depth); err != nil {
@@ -180,8 +175,7 @@ func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
 		}
 		isDir := e.IsDir()
 		rel := filepath.Join(dir, name)
-		if (!l.hidden && ignore.Hidden(name)) || (isDir && ignore.AlwaysSkipped(name)) ||
-			rules.Ignored(filepath.ToSlash(rel), isDir) {
+		if (!l.hidden && ignore.Hidden(name)) || rules.Skip(filepath.ToSlash(rel), isDir) {
 			l.skipped++
 			continue
 		}
@@ -196,7 +190,7 @@ func (l *lister) walk(dir string, rules *ignore.Rules, depth int) error {
 		case isDir:
 			l.out = append(l.out, shown+"/")
 			if depth > 1 {
-				sub := l.iw.Load(rules, filepath.ToSlash(rel), ignore.RootOpener(l.t.Root, rel))
+				sub := l.iw.Enter(rules, filepath.ToSlash(rel), ignore.RootOpener(l.t.Root, rel))
 				if err := l.walk(rel, sub, depth-1); err != nil {
 					return err
 				}

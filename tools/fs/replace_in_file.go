@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
@@ -97,7 +98,7 @@ func ReplaceInFile(ctx context.Context, ws *confine.Workspace, guard *conflict.G
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteAtomic(t.Root, t.Rel, []byte(updated), 0o644); err != nil {
+	if err := atomicfile.Write(t.Root, t.Rel, []byte(updated), 0o644, atomicfile.KeepMode); err != nil {
 		return nil, mapFSError("edit", p, err)
 	}
 	guard.RecordWrite(t.Real, []byte(updated))

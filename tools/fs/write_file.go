@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/zqagent/sidecar/atomicfile"
 	"github.com/zqagent/sidecar/confine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/tools"
@@ -125,7 +126,7 @@ func WriteFile(ctx context.Context, ws *confine.Workspace, guard *conflict.Guard
 		}
 		return nil, mapFSError("write", p, err)
 	}
-	if err := WriteAtomic(t.Root, t.Rel, []byte(content), 0o644); err != nil {
+	if err := atomicfile.Write(t.Root, t.Rel, []byte(content), 0o644, atomicfile.KeepMode); err != nil {
 		return nil, mapFSError("write", p, err)
 	}
 	guard.RecordWrite(t.Real, []byte(content))

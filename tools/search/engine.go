@@ -182,10 +182,7 @@ func Grep(ctx context.Context, ws *confine.Workspace, q Query) (*Result, error) 
 		})
 	}
 	r.ignores = ignore.NewWalk()
-	rules := r.ancestorRules(rel)
-	if rel != "" && rules.Complete() && rules.IgnoredPath(rel) {
-		rules = nil // an ignored directory named explicitly is searched
-	}
+	rules := r.startRules(rel) // an ignored directory named explicitly is searched, by the rules
 	if d, err := r.openStart(rel); err == nil {
 		r.walk(d, rel, rules, jobs)
 		d.release()
@@ -217,12 +214,6 @@ func (r *run) walk(d *dirRef, rel string, rules *ignore.Rules, jobs chan<- job) 
 	}
 	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
-		if e.Name() == ignore.FileName {
-			rules = r.ignores.Load(rules, rel, r.ignoreOpener(d, rel))
-			break
-		}
-	}
-	for _, e := range entries {
 		if r.ctx.Err() != nil {
 			return
 		}
@@ -240,20 +231,20 @@ func (r *run) walk(d *dirRef, rel string, rules *ignore.Rules, jobs chan<- job) 
 		}
 		switch {
 		case typ.IsDir():
-			if ignore.AlwaysSkipped(name) || rules.Ignored(erel, true) {
+			if rules.Skip(erel, true) {
 				continue
 			}
 			sub, err := r.openDirAt(d, erel, name)
 			if err != nil {
 				continue
 			}
-			r.walk(sub, erel, rules, jobs)
+			r.walk(sub, erel, r.ignores.Enter(rules, erel, r.ignoreOpener(sub, erel)), jobs)
 			sub.release()
 			if r.ctx.Err() != nil {
 				return
 			}
 		case typ.IsRegular():
-			if rules.Ignored(erel, false) || (!r.globs.empty() && !r.globs.match(erel)) || !rules.Complete() {
+			if rules.Skip(erel, false) || (!r.globs.empty() && !r.globs.match(erel)) || !rules.Complete() {
 				continue
 			}
 			r.mu.Lock()

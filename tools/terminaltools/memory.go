@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/zqagent/sidecar/terminal/termtext"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -142,36 +141,5 @@ func (m *MemorySource) ReadTerminal(ctx context.Context, projectID, terminalID s
 	if !ok || t.project != projectID {
 		return "", fmt.Errorf("terminal %s: %w", terminalID, tools.ErrNotFound)
 	}
-	return Tail(StripANSI(raw), maxLines, maxBytes), nil
-}
-
-// Tail returns the last maxLines lines of text (a trailing newline does not
-// start a line), then at most its last maxBytes bytes, cut at a line start
-// when one is near or else at a UTF-8 boundary. maxLines or maxBytes <= 0
-// means no limit.
-func Tail(text []byte, maxLines, maxBytes int) string {
-	text = bytes.TrimRight(text, "\n")
-	if maxLines > 0 {
-		n := 0
-		for i := len(text) - 1; i >= 0; i-- {
-			if text[i] == '\n' {
-				n++
-				if n == maxLines {
-					text = text[i+1:]
-					break
-				}
-			}
-		}
-	}
-	if maxBytes > 0 && len(text) > maxBytes {
-		text = text[len(text)-maxBytes:]
-		if i := bytes.IndexByte(text, '\n'); i >= 0 && i < 1024 {
-			text = text[i+1:]
-		} else {
-			for len(text) > 0 && !utf8.RuneStart(text[0]) {
-				text = text[1:]
-			}
-		}
-	}
-	return strings.ToValidUTF8(string(text), "\uFFFD")
+	return termtext.Tail(termtext.Render(raw), maxLines, maxBytes), nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/terminal/termtext"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -92,7 +93,7 @@ func RegisterTerminalTools(reg *tools.Registry, src tools.TerminalSource, projec
 			}
 			// The cap holds even if the source ignores it.
 			if len(text) > MaxBytes {
-				text = Tail([]byte(text), 0, MaxBytes)
+				text = termtext.Tail(text, 0, MaxBytes)
 			}
 			if text == "" {
 				return fmt.Sprintf("(terminal %s has no output yet)", id), nil

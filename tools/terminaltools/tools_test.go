@@ -189,26 +189,6 @@ func TestMemorySourceTailAndScrollback(t *testing.T) {
 	}
 }
 
-func TestTail(t *testing.T) {
-	cases := []struct {
-		in              string
-		lines, maxBytes int
-		want            string
-	}{
-		{"a\nb\nc\n", 2, 0, "b\nc"},
-		{"a\nb\nc", 5, 0, "a\nb\nc"},
-		{"a\nb\nc", 1, 0, "c"},
-		{"aaaa\nbbbb\ncccc", 0, 7, "cccc"},
-		{"ééé", 0, 3, "é"},
-		{"", 10, 10, ""},
-	}
-	for _, c := range cases {
-		if got := Tail([]byte(c.in), c.lines, c.maxBytes); got != c.want {
-			t.Errorf("Tail(%q, %d, %d) = %q, want %q", c.in, c.lines, c.maxBytes, got, c.want)
-		}
-	}
-}
-
 func TestTerminalMetadata(t *testing.T) {
 	reg := tools.NewRegistry()
 	RegisterTerminalTools(reg, NewMemorySource(0), "p")

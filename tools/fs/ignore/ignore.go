@@ -13,6 +13,12 @@
 //   - the deepest ignore file with a matching pattern decides, and in it the
 //     last matching pattern, as in git. (.ignore files are not read.)
 //
+// The walkers apply them one way: Walk.Start loads the rules in force where
+// a walk starts (a directory named explicitly is walked even when the rules
+// exclude it; its entries are judged by the rules), Walk.Enter loads those
+// of each directory entered, and Rules.Skip decides about every entry.
+// TestWalkersAgree checks that list_files, grep and the watcher agree.
+//
 // Bounds: a walk (one Walk value) loads at most MaxPatterns patterns (of
 // which MaxGlobs wildcard patterns) and MaxBytes bytes of ignore files in
 // all. Past them the files met are not

@@ -88,6 +88,34 @@ func (w *Walk) Load(parent *Rules, dir string, open Opener, names ...string) *Ru
 	return r
 }
 
+// Enter returns the rules in force inside dir (slash path relative to the
+// walk root, "" for the root), a directory the walk enters below parent:
+// parent's and dir's .gitignore, and at the root also .git/info/exclude.
+// open opens dir's ignore files. Every walker enters every directory
+// through it, so that they read the same files.
+func (w *Walk) Enter(parent *Rules, dir string, open Opener) *Rules {
+	if strings.Trim(path.Clean("/"+dir), "/") == "" {
+		return w.Load(parent, "", open, ExcludeFile, FileName)
+	}
+	return w.Load(parent, dir, open, FileName)
+}
+
+// Start returns the rules in force inside dir for a walk of the tree below
+// it: Enter of the root and of each directory down to dir, dir included.
+// open(d) opens the ignore files of the directory d. Naming a directory
+// that the rules exclude walks it all the same; its entries are judged by
+// the rules, like any other's.
+func (w *Walk) Start(dir string, open func(dir string) Opener) *Rules {
+	rules := w.Enter(nil, "", open(""))
+	dir = strings.Trim(path.Clean("/"+dir), "/")
+	for i := 0; dir != "" && i <= len(dir); i++ {
+		if i == len(dir) || dir[i] == '/' {
+			rules = w.Enter(rules, dir[:i], open(dir[:i]))
+		}
+	}
+	return rules
+}
+
 // loadFile adds the patterns of one file to s within the walk's bounds; it
 // reports whether the file was not loaded whole.
 func (w *Walk) loadFile(s *set, open Opener, name string) (cut bool) {
@@ -195,6 +223,13 @@ func (r *Rules) Ignored(rel string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// Skip reports whether a walk skips the entry rel (slash path relative to
+// the walk root): a directory that is never walked (AlwaysSkipped) or what
+// the rules exclude. Every walker asks it about every entry.
+func (r *Rules) Skip(rel string, isDir bool) bool {
+	return isDir && AlwaysSkipped(path.Base(rel)) || r.Ignored(rel, isDir)
 }
 
 // IgnoredPath reports whether rel or a directory above it is ignored: for

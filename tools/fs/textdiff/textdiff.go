@@ -1,7 +1,9 @@
 // Package textdiff renders small unified diffs between two texts, for the
-// previews the file tools return to the model. It trims the common prefix
-// and suffix and runs an LCS on what is left, so it is exact for the edits
-// tools make and bounded for large rewrites (which show as one hunk).
+// previews the file tools return to the model and the approval cards. The
+// line diff is github.com/aymanbagabas/go-udiff (gopls' Myers diff, bounded
+// for large rewrites); this package only renders it: every hunk header
+// with both counts, no "\ No newline at end of file" lines (a missing last
+// newline is not a change here), and a cut after maxLines lines.
 //
 // Concurrency: pure functions.
 package textdiff
@@ -10,15 +12,9 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
 )
-
-// maxCells bounds the LCS table; larger middles are shown as a replacement.
-const maxCells = 1 << 20
-
-type op struct {
-	kind byte // ' ', '-', '+'
-	text string
-}
 
 // Lines splits s into lines without their "\n".
 func Lines(s string) []string {
@@ -67,20 +63,67 @@ func binary(b []byte) bool {
 	return strings.IndexByte(string(b), 0) >= 0 || !utf8.Valid(b)
 }
 
+// endLine ends a non-empty text with a newline: the diffs compare lines,
+// and a last line without one is the same line.
+func endLine(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
+}
+
 func unified(from, to, old, new string, ctx, maxLines int) string {
-	ops := diff(Lines(old), Lines(new))
+	old, new = endLine(old), endLine(new)
 	var b strings.Builder
 	fmt.Fprintf(&b, "--- %s\n+++ %s\n", from, to)
+	u, err := udiff.ToUnifiedDiff(from, to, old, udiff.Lines(old, new), ctx)
+	if err != nil { // udiff's own edits of old: not expected
+		b.WriteString("... (no diff: " + err.Error() + ")\n")
+		return b.String()
+	}
 	lines := 2
-	for _, h := range hunks(ops, ctx) {
-		for _, l := range h {
-			if maxLines > 0 && lines >= maxLines {
-				b.WriteString("... (diff truncated)\n")
+	put := func(l string) bool {
+		if maxLines > 0 && lines >= maxLines {
+			b.WriteString("... (diff truncated)\n")
+			return false
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+		lines++
+		return true
+	}
+	for _, h := range u.Hunks {
+		var oc, nc int
+		for _, l := range h.Lines {
+			if l.Kind != udiff.Insert {
+				oc++
+			}
+			if l.Kind != udiff.Delete {
+				nc++
+			}
+		}
+		// An empty side names the line before it, as diff -u does.
+		os, ns := h.FromLine, h.ToLine
+		if oc == 0 {
+			os--
+		}
+		if nc == 0 {
+			ns--
+		}
+		if !put(fmt.Sprintf("@@ -%d,%d +%d,%d @@", os, oc, ns, nc)) {
+			return b.String()
+		}
+		for _, l := range h.Lines {
+			mark := " "
+			switch l.Kind {
+			case udiff.Delete:
+				mark = "-"
+			case udiff.Insert:
+				mark = "+"
+			}
+			if !put(mark + strings.TrimSuffix(l.Content, "\n")) {
 				return b.String()
 			}
-			b.WriteString(l)
-			b.WriteByte('\n')
-			lines++
 		}
 	}
 	return b.String()
@@ -88,149 +131,10 @@ func unified(from, to, old, new string, ctx, maxLines int) string {
 
 // Count returns the numbers of added and removed lines between old and new.
 func Count(old, new string) (added, removed int) {
-	for _, o := range diff(Lines(old), Lines(new)) {
-		switch o.kind {
-		case '+':
-			added++
-		case '-':
-			removed++
-		}
+	old, new = endLine(old), endLine(new)
+	for _, e := range udiff.Lines(old, new) {
+		removed += strings.Count(old[e.Start:e.End], "\n")
+		added += strings.Count(e.New, "\n")
 	}
 	return added, removed
-}
-
-func diff(a, b []string) []op {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	out := make([]op, 0, len(a)+len(b))
-	for _, l := range a[:pre] {
-		out = append(out, op{' ', l})
-	}
-	out = append(out, middle(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
-	for _, l := range a[len(a)-suf:] {
-		out = append(out, op{' ', l})
-	}
-	return out
-}
-
-func middle(a, b []string) []op {
-	var out []op
-	if len(a)*len(b) > maxCells || len(a) == 0 || len(b) == 0 {
-		for _, l := range a {
-			out = append(out, op{'-', l})
-		}
-		for _, l := range b {
-			out = append(out, op{'+', l})
-		}
-		return out
-	}
-	// lcs[i][j] = LCS length of a[i:], b[j:]
-	w := len(b) + 1
-	lcs := make([]int32, (len(a)+1)*w)
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
-			} else {
-				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, op{' ', a[i]})
-			i++
-			j++
-		case lcs[(i+1)*w+j] >= lcs[i*w+j+1]:
-			out = append(out, op{'-', a[i]})
-			i++
-		default:
-			out = append(out, op{'+', b[j]})
-			j++
-		}
-	}
-	for ; i < len(a); i++ {
-		out = append(out, op{'-', a[i]})
-	}
-	for ; j < len(b); j++ {
-		out = append(out, op{'+', b[j]})
-	}
-	return out
-}
-
-// hunks groups ops into unified hunks (header line first).
-func hunks(ops []op, ctx int) [][]string {
-	var out [][]string
-	n := len(ops)
-	i := 0
-	// old/new line numbers (1-based) of ops[k]
-	oldAt := make([]int, n+1)
-	newAt := make([]int, n+1)
-	o, nw := 1, 1
-	for k, x := range ops {
-		oldAt[k], newAt[k] = o, nw
-		if x.kind != '+' {
-			o++
-		}
-		if x.kind != '-' {
-			nw++
-		}
-	}
-	oldAt[n], newAt[n] = o, nw
-	for i < n {
-		for i < n && ops[i].kind == ' ' {
-			i++
-		}
-		if i == n {
-			break
-		}
-		start := max(i-ctx, 0)
-		end := i
-		for {
-			for end < n && ops[end].kind != ' ' {
-				end++
-			}
-			// extend over context while another change follows within 2*ctx
-			k := end
-			for k < n && ops[k].kind == ' ' && k-end < 2*ctx {
-				k++
-			}
-			if k < n && ops[k].kind != ' ' {
-				end = k
-				continue
-			}
-			end = min(end+ctx, n)
-			break
-		}
-		var oc, nc int
-		body := make([]string, 0, end-start+1)
-		for _, x := range ops[start:end] {
-			if x.kind != '+' {
-				oc++
-			}
-			if x.kind != '-' {
-				nc++
-			}
-			body = append(body, string(x.kind)+x.text)
-		}
-		os, ns := oldAt[start], newAt[start]
-		if oc == 0 {
-			os--
-		}
-		if nc == 0 {
-			ns--
-		}
-		hdr := fmt.Sprintf("@@ -%d,%d +%d,%d @@", os, oc, ns, nc)
-		out = append(out, append([]string{hdr}, body...))
-		i = end
-	}
-	return out
 }

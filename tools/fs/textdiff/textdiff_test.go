@@ -1,6 +1,7 @@
 package textdiff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,25 @@ func TestChange(t *testing.T) {
 		if got := Change("f", []byte(tc.old), []byte(tc.new), tc.existed, tc.exists); got != tc.want {
 			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestLargeFileEditedAtBothEnds: a 3,000-line file changed in its first
+// and last lines shows two one-line hunks and counts +2 -2 (a diff bounded
+// by an LCS table showed the whole file replaced).
+func TestLargeFileEditedAtBothEnds(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	old := b.String()
+	new := "first\n" + strings.TrimPrefix(old, "line 0\n")
+	new = strings.TrimSuffix(new, "line 2999\n") + "last\n"
+	if a, r := Count(old, new); a != 2 || r != 2 {
+		t.Fatalf("Count = +%d -%d, want +2 -2", a, r)
+	}
+	want := "--- a/big.txt\n+++ b/big.txt\n@@ -1,2 +1,2 @@\n-line 0\n+first\n line 1\n@@ -2999,2 +2999,2 @@\n line 2998\n-line 2999\n+last\n"
+	if got := Unified("big.txt", old, new, 1, 0); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -1,14 +1,17 @@
-package terminal
+// Package termtext turns a terminal's raw output (a PTY's bytes: escape
+// sequences, carriage returns, backspaces) into the plain text a person
+// sees on the screen, for the agent: Render draws it line by line and Tail
+// keeps its end within bounds. It is the one renderer of the sidecar: the
+// PTY terminals (package terminal) and the terminal tools' in-memory
+// source (tools/terminaltools) both read through it.
+//
+// Concurrency: pure functions.
+package termtext
 
 import (
-	"bytes"
 	"strings"
 	"unicode/utf8"
 )
-
-// This file turns raw terminal output into plain text for the agent. It is
-// its own small parser (tools/terminaltools had no StripANSI when this was
-// written); both functions are fuzzed.
 
 const (
 	esc = 0x1b
@@ -68,25 +71,6 @@ func escSeq(b []byte) (n int, params []byte, final byte) {
 	return 1, nil, 0
 }
 
-// stripANSI returns b without escape sequences; all other bytes are kept.
-func stripANSI(b []byte) []byte {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		if b[i] != esc {
-			j := bytes.IndexByte(b[i:], esc)
-			if j < 0 {
-				return append(out, b[i:]...)
-			}
-			out = append(out, b[i:i+j]...)
-			i += j
-			continue
-		}
-		n, _, _ := escSeq(b[i:])
-		i += n
-	}
-	return out
-}
-
 // csiCount is a CSI's single numeric parameter, at least 1 (capped, so that
 // no input makes a huge line).
 func csiCount(params []byte) int {
@@ -100,13 +84,16 @@ func csiCount(params []byte) int {
 	return max(n, 1)
 }
 
-// renderText turns terminal output into plain lines the way a terminal would
-// show them, roughly: escape sequences are dropped, a carriage return goes
-// back to the start of the line and later text overwrites it, backspace moves
-// back, the cursor moves along the line (CSI C, D, G), erase-in-line (CSI K)
-// erases, other control characters vanish.
-// Invalid UTF-8 becomes U+FFFD. Trailing blanks of each line are trimmed.
-func renderText(b []byte) string {
+// Render turns terminal output into plain lines the way a terminal shows
+// them, line by line: escape sequences are dropped, a carriage return moves
+// the cursor to column 0 and later text overwrites what is there ("abc\rX"
+// reads "Xbc"; a progress bar shows its last state), backspace moves the
+// cursor back one column (it erases nothing), the cursor moves along the
+// line (CSI C, D, G), erase-in-line (CSI K) erases, a tab is kept, other
+// control characters vanish. Invalid UTF-8 becomes U+FFFD. Trailing blanks
+// of each line are trimmed. Cursor moves across lines (CSI A, B, H) and
+// screen erases (CSI J) are dropped: the text stays in output order.
+func Render(b []byte) string {
 	var out strings.Builder
 	var line []rune
 	col := 0
@@ -178,36 +165,4 @@ func renderText(b []byte) string {
 	}
 	flush()
 	return out.String()
-}
-
-// lastLines returns the last maxLines lines of text, then its last maxBytes
-// bytes cut at a line (or at least a rune) boundary. A final empty line (text
-// ending in a newline) does not count.
-func lastLines(text string, maxLines, maxBytes int) string {
-	text = strings.TrimRight(text, "\n")
-	if maxLines > 0 {
-		idx := len(text)
-		for n := 0; n < maxLines && idx > 0; n++ {
-			idx = strings.LastIndexByte(text[:idx], '\n')
-			if idx < 0 {
-				idx = -1
-				break
-			}
-		}
-		if idx >= 0 && idx < len(text) {
-			text = text[idx+1:]
-		}
-	}
-	if maxBytes > 0 && len(text) > maxBytes {
-		cut := len(text) - maxBytes
-		if nl := strings.IndexByte(text[cut:], '\n'); nl >= 0 && nl+1 < len(text)-cut {
-			cut += nl + 1
-		} else {
-			for cut < len(text) && !utf8.RuneStart(text[cut]) {
-				cut++
-			}
-		}
-		text = text[cut:]
-	}
-	return text
 }

@@ -149,16 +149,11 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	var pr protocol.Project
-	if err := a.call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
+	if err := a.call(ctx, "project.open", protocol.ProjectOpenParams{Path: p.Cwd}, &pr); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	create := map[string]any{"projectId": pr.ProjectID}
-	if lang := a.sessionLang(p.Meta); lang != "" {
-		create["lang"] = lang
-	}
+	var created protocol.SessionCreateResult
+	create := protocol.SessionCreateParams{ProjectID: pr.ProjectID, Lang: a.sessionLang(p.Meta)}
 	if err := a.call(ctx, "session.create", create, &created); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
@@ -245,19 +240,19 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // pendingEventType is the event type of a pending request's kind (the
 // wire's kind names, ui-protocol.md).
 var pendingEventType = map[string]string{
-	"approval":  string(engine.EventPermissionRequired),
-	"question":  string(engine.EventAskUserQuestion),
-	"plan":      string(engine.EventPlanProposed),
-	"directory": string(engine.EventDirectoryRequested),
+	"approval":  string(protocol.EventPermissionRequired),
+	"question":  string(protocol.EventAskUserQuestion),
+	"plan":      string(protocol.EventPlanProposed),
+	"directory": string(protocol.EventDirectoryRequested),
 }
 
 // attach registers the session and subscribes to its events after seq
 // after (0: its whole history, for session/load).
-func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.SubscribeResult, error) {
+func (a *Agent) attach(ctx context.Context, s *session, after int64) (protocol.SessionSubscribeResult, error) {
 	a.mu.Lock()
 	if a.sessions[s.id] != nil {
 		a.mu.Unlock()
-		return client.SubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
+		return protocol.SessionSubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -265,12 +260,12 @@ func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.Sub
 	rpc, err := a.client(ctx)
 	if err != nil {
 		a.detach(s.id)
-		return client.SubscribeResult{}, err
+		return protocol.SessionSubscribeResult{}, err
 	}
 	res, err := rpc.Subscribe(ctx, s.id, after)
 	if err != nil {
 		a.detach(s.id)
-		return client.SubscribeResult{}, err
+		return protocol.SessionSubscribeResult{}, err
 	}
 	return res, nil
 }
@@ -282,20 +277,16 @@ func (a *Agent) detach(id string) {
 }
 
 func (a *Agent) sessionInfo(ctx context.Context, id string) (protocol.Session, error) {
-	var res struct {
-		Session protocol.Session `json:"session"`
-	}
-	if err := a.call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
+	var res protocol.SessionGetResult
+	if err := a.call(ctx, "session.get", protocol.SessionIDParams{SessionID: id}, &res); err != nil {
 		return protocol.Session{}, err
 	}
 	return res.Session, nil
 }
 
 func (a *Agent) projectPath(ctx context.Context, projectID string) (string, error) {
-	var res struct {
-		Projects []protocol.Project `json:"projects"`
-	}
-	if err := a.call(ctx, "project.list", map[string]any{}, &res); err != nil {
+	var res protocol.ProjectListResult
+	if err := a.call(ctx, "project.list", protocol.Empty{}, &res); err != nil {
 		return "", err
 	}
 	for _, p := range res.Projects {
@@ -393,7 +384,7 @@ func promptInput(blocks []sdk.ContentBlock) (string, []protocol.Attachment, erro
 func (a *Agent) interrupt(id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 5*time.Second)
 	defer cancel()
-	if err := a.call(ctx, "turn.interrupt", map[string]any{"sessionId": id}, nil); err != nil {
+	if err := a.call(ctx, "turn.interrupt", protocol.SessionIDParams{SessionID: id}, nil); err != nil {
 		a.log.Warn("acp: interrupt", "session", id, "err", err)
 	}
 }
@@ -413,7 +404,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if _, err := a.session(p.SessionId); err != nil {
 		return sdk.SetSessionModeResponse{}, wireError(err)
 	}
-	err := a.call(ctx, "session.setMode", map[string]any{"sessionId": string(p.SessionId), "mode": string(p.ModeId)}, nil)
+	err := a.call(ctx, "session.setMode", protocol.SessionSetModeParams{SessionID: string(p.SessionId), Mode: protocol.Mode(p.ModeId)}, nil)
 	return sdk.SetSessionModeResponse{}, wireError(err)
 }
 
@@ -426,10 +417,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if p.Cursor != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
 	}
-	var projects struct {
-		Projects []protocol.Project `json:"projects"`
-	}
-	if err := a.call(ctx, "project.list", map[string]any{}, &projects); err != nil {
+	var projects protocol.ProjectListResult
+	if err := a.call(ctx, "project.list", protocol.Empty{}, &projects); err != nil {
 		return sdk.ListSessionsResponse{}, wireError(err)
 	}
 	want := ""
@@ -448,10 +437,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if want != "" && filepath.Clean(pr.Path) != want {
 			continue
 		}
-		var list struct {
-			Sessions []protocol.Session `json:"sessions"`
-		}
-		if err := a.call(ctx, "session.list", map[string]any{"projectId": pr.ProjectID}, &list); err != nil {
+		var list protocol.SessionListResult
+		if err := a.call(ctx, "session.list", protocol.ProjectIDParams{ProjectID: pr.ProjectID}, &list); err != nil {
 			return sdk.ListSessionsResponse{}, wireError(err)
 		}
 		for _, ss := range list.Sessions {
@@ -505,7 +492,7 @@ func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
 			return
 		}
 		err = a.respond(s.id, requestID, resp)
-		if client.Code(err) == client.CodeConflict || client.Code(err) == client.CodeNotFound {
+		if client.Code(err) == protocol.CodeConflict || client.Code(err) == protocol.CodeNotFound {
 			return // answered elsewhere first, or the turn was interrupted: the first answer wins
 		}
 		if err != nil {
@@ -534,9 +521,9 @@ func (a *Agent) respond(sessionID, requestID string, resp any) error {
 // askNow asks the editor and returns the response for request.respond.
 func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.RawMessage) (any, string, error) {
 	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id)}
-	switch engine.EventType(typ) {
-	case engine.EventPermissionRequired:
-		var d engine.PermissionRequiredData
+	switch protocol.EventType(typ) {
+	case protocol.EventPermissionRequired:
+		var d protocol.PermissionRequiredData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -547,8 +534,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return protocol.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
-	case engine.EventPlanProposed:
-		var d engine.PlanProposedData
+	case protocol.EventPlanProposed:
+		var d protocol.PlanProposedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -561,8 +548,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return protocol.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventDirectoryRequested:
-		var d engine.DirectoryRequestedData
+	case protocol.EventDirectoryRequested:
+		var d protocol.DirectoryRequestedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -581,8 +568,8 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return nil, "", err
 		}
 		return protocol.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventAskUserQuestion:
-		var d engine.AskUserQuestionData
+	case protocol.EventAskUserQuestion:
+		var d protocol.AskUserQuestionData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}

@@ -24,7 +24,7 @@ func (b *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (prot
 		return protocol.MCPListResult{}, err
 	}
 	pm.mu.Lock()
-	warns := append([]mcp.Warning{}, pm.warnings...)
+	warns := append([]protocol.MCPWarning{}, pm.warnings...)
 	pm.mu.Unlock()
 	cfgs, err := wireConfigs(pm.mgr.Configs())
 	if err != nil {

@@ -46,25 +46,13 @@ type projectMCP struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex // serializes config edits with their save; guards the fields below
-	warnings []mcp.Warning
+	warnings []protocol.MCPWarning
 	closed   bool
 }
 
-// mcpStatusWire is a server's state on the wire.
-func mcpStatusWire(st mcp.Status) protocol.MCPStatus {
-	return protocol.MCPStatus{
-		Name: st.Name, Type: st.Type, State: st.State, Enabled: st.Enabled, Tools: st.Tools,
-		LastError: st.LastError, Lazy: st.Lazy, Trust: st.Trust, Hash: st.Hash, Run: (*protocol.MCPRun)(st.Run),
-	}
-}
-
 // wireWarnings are config warnings on the wire (never null).
-func wireWarnings(ws []mcp.Warning) []protocol.MCPWarning {
-	out := make([]protocol.MCPWarning, len(ws))
-	for i, w := range ws {
-		out[i] = protocol.MCPWarning(w)
-	}
-	return out
+func wireWarnings(ws []protocol.MCPWarning) []protocol.MCPWarning {
+	return append([]protocol.MCPWarning{}, ws...)
 }
 
 // wireConfigs are server configs on the wire, in the file's entry format.
@@ -90,7 +78,7 @@ func (b *Backend) openMCP(projectID, root string) {
 	path := mcp.DefaultConfigPath(root)
 	cfgs, warns, err := mcp.LoadConfigFile(path)
 	if err != nil {
-		warns = append(warns, mcp.Warning{File: path, Message: err.Error()})
+		warns = append(warns, protocol.MCPWarning{File: path, Message: err.Error()})
 	}
 	var ws *confine.Workspace
 	if w, err := confine.New(root); err == nil {
@@ -102,8 +90,8 @@ func (b *Backend) openMCP(projectID, root string) {
 		Workspace: root,
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: b.ocrVision},
 		Trust:     &mcpTrust{st: b.opts.Store, projectID: projectID},
-		OnStatus: func(st mcp.Status) {
-			b.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
+		OnStatus: func(st protocol.MCPStatus) {
+			b.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: st})
 		},
 		Logger: b.log.With("project", projectID),
 	})
@@ -130,8 +118,8 @@ func (b *Backend) openMCP(projectID, root string) {
 }
 
 // onFileChange is the watch callback: the file was edited by hand.
-func (pm *projectMCP) onFileChange(s *Backend) func(added, removed, changed []string, warnings []mcp.Warning) {
-	return func(added, removed, changed []string, warnings []mcp.Warning) {
+func (pm *projectMCP) onFileChange(s *Backend) func(added, removed, changed []string, warnings []protocol.MCPWarning) {
+	return func(added, removed, changed []string, warnings []protocol.MCPWarning) {
 		pm.mu.Lock()
 		pm.warnings = nonNilWarnings(warnings)
 		pm.mu.Unlock()
@@ -278,7 +266,7 @@ func serversOf(mgr *mcp.Manager) []protocol.MCPServer {
 	sts := mgr.Status()
 	out := make([]protocol.MCPServer, len(sts))
 	for i, st := range sts {
-		out[i] = protocol.MCPServer{MCPStatus: mcpStatusWire(st), ToolNames: nonNilStrings(names[st.Name])}
+		out[i] = protocol.MCPServer{MCPStatus: st, ToolNames: nonNilStrings(names[st.Name])}
 	}
 	return out
 }
@@ -292,7 +280,7 @@ func (pm *projectMCP) saveLocked() error {
 }
 
 // parseServerParam parses the config param of mcp.add and mcp.update.
-func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []mcp.Warning, error) {
+func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []protocol.MCPWarning, error) {
 	cfg, warns, err := mcp.ParseServer(raw, name)
 	if err != nil {
 		return mcp.ServerConfig{}, nil, protocol.InvalidField("config", err.Error())
@@ -306,9 +294,9 @@ func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []mcp
 	return cfg, nonNilWarnings(warns), nil
 }
 
-func nonNilWarnings(w []mcp.Warning) []mcp.Warning {
+func nonNilWarnings(w []protocol.MCPWarning) []protocol.MCPWarning {
 	if w == nil {
-		return []mcp.Warning{}
+		return []protocol.MCPWarning{}
 	}
 	return w
 }
@@ -320,7 +308,7 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []mcp.Warning) protocol.MCPChanged {
+func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []protocol.MCPWarning) protocol.MCPChanged {
 	return protocol.MCPChanged{
 		ProjectID: projectID, Source: source,
 		Added: nonNilStrings(added), Removed: nonNilStrings(removed), Changed: nonNilStrings(changed),

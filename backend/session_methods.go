@@ -228,7 +228,7 @@ func (b *Backend) RenameSession(ctx context.Context, p protocol.SessionRenamePar
 		return protocol.Session{}, err
 	}
 	if h, err := b.host(ctx, p.SessionID); err == nil {
-		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
+		h.RecordSessionEvent(engine.Event{Type: protocol.EventSessionNamed, Data: protocol.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
 	return b.sessionInfo(ctx, ss), nil
 }

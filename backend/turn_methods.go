@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -200,19 +199,13 @@ func (b *Backend) endSuspended(ctx context.Context, h *Session) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// The engine's data types are the engine's to fill; these two are the
-	// host's, written as their wire types.
-	event := func(kind engine.EventType, data any) engine.Event {
-		raw, _ := json.Marshal(data) // strings, ints and slices: it always marshals
-		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: raw}}
-	}
 	evs := []engine.Event{
-		event(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
-		event(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(b.langOf(h.ID()), SuspendedEndReason)}),
+		{Type: protocol.EventInterrupted, Data: protocol.InterruptedData{TaskID: turnID}},
+		{Type: protocol.EventTurnEnd, Data: protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(b.langOf(h.ID()), SuspendedEndReason)}},
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.
-		if err := h.recordEvent(ev, turnID, ev.Type == engine.EventTurnEnd); err != nil {
+		if err := h.recordEvent(ev, turnID, ev.Type == protocol.EventTurnEnd); err != nil {
 			return false, err
 		}
 	}

@@ -44,8 +44,8 @@ func initialize(ctx context.Context, b *backend.Backend, c *conn, p protocol.Ini
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
 	c.MarkInitialized()
 	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
-	types := make([]protocol.EventType, len(engine.AllEventTypes))
-	for i, t := range engine.AllEventTypes {
+	types := make([]protocol.EventType, len(protocol.EventTypes()))
+	for i, t := range protocol.EventTypes() {
 		types[i] = protocol.EventType(t)
 	}
 	kind, notice := b.DescribeProvider(ctx)

@@ -22,6 +22,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/terminaltools"
 	"github.com/zqagent/sidecar/tools/web"
@@ -183,11 +184,11 @@ func TestEveryToolEndToEnd(t *testing.T) {
 	e.SetInteractor(answerAll{})
 
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "use every tool"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	seen := map[string]string{}
-	for _, f := range find[engine.ToolFinishedData](evs) {
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	seen := map[string]protocol.ToolStatus{}
+	for _, f := range find[protocol.ToolFinishedData](evs) {
 		seen[f.Name] = f.Status
-		require.Equal(t, engine.ToolOK, f.Status, "%s: %s", f.Name, f.ResultPreview)
+		require.Equal(t, protocol.ToolOK, f.Status, "%s: %s", f.Name, f.ResultPreview)
 	}
 	for _, name := range append(slices.Clone(builtinTools), "terminal_list", "terminal_read") {
 		require.Contains(t, seen, name, "tool %s never ran", name)
@@ -212,7 +213,7 @@ func TestEveryToolEndToEnd(t *testing.T) {
 	require.True(t, sawImage, "media attachment")
 	require.True(t, sawReport, "explore report")
 	require.True(t, sawTerminal, "terminal output without escapes")
-	require.Len(t, find[engine.PermissionRequiredData](evs), 9, "write, exec, network and patch tools asked")
+	require.Len(t, find[protocol.PermissionRequiredData](evs), 9, "write, exec, network and patch tools asked")
 }
 
 // TestNewDefaultSpilledResultReadable: with TOOL_RESULT_DIR set (relative,
@@ -246,11 +247,11 @@ func TestNewDefaultSpilledResultReadable(t *testing.T) {
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read big.txt"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.True(t, filepath.IsAbs(path), "the model is given an absolute path: %q", path)
-	fin := find[engine.ToolFinishedData](evs)
+	fin := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fin, 2)
-	require.Equal(t, engine.ToolOK, fin[1].Status, fin[1].ResultPreview)
+	require.Equal(t, protocol.ToolOK, fin[1].Status, fin[1].ResultPreview)
 	h := e.Messages()
 	require.Contains(t, h[len(h)-2].Content, "line 002 of a long file")
 }
@@ -273,7 +274,7 @@ func TestNewDefaultLanguageReachesEveryPrompt(t *testing.T) {
 		e, err := agent.NewDefault(agent.DefaultOptions{Workspace: ws, Model: "m", Provider: p, Lang: lang, ContextWindow: 1_000_000})
 		require.NoError(t, err)
 		evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read both"}}))
-		require.Equal(t, engine.StatusCompleted, last(evs).Status, lang)
+		require.Equal(t, protocol.TurnCompleted, last(evs).Status, lang)
 		_, err = e.GenerateName(context.Background())
 		require.NoError(t, err)
 		require.NoError(t, e.Close())
@@ -308,7 +309,7 @@ func TestDefaultOptionsVCS(t *testing.T) {
 	defer e.Close()
 	require.NotNil(t, wired.VCS)
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "write"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	_, err = os.Stat(filepath.Join(ws, "a.txt"))
 	require.NoError(t, err)
 	turns, err := wired.VCS.ListTurns(context.Background())

@@ -14,6 +14,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // childAware routes requests of the explore subagent (recognised by its
@@ -40,7 +41,7 @@ type recordingHook struct {
 	engine.BaseHook
 	mu     sync.Mutex
 	parent string
-	events []engine.EventType
+	events []protocol.EventType
 }
 
 func (h *recordingHook) Observe(ev engine.Event) {
@@ -71,7 +72,7 @@ func TestExploreReturnsOnlyTheReportAndSharesEventsThroughTheHook(t *testing.T) 
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "explore"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	var result string
 	for _, m := range e.Messages() {
 		if m.Role == llm.RoleTool && m.ToolCallID == "ex1" {
@@ -82,7 +83,7 @@ func TestExploreReturnsOnlyTheReportAndSharesEventsThroughTheHook(t *testing.T) 
 	require.Equal(t, "REPORT: main.go is the entry point", result)
 	require.Len(t, hooks, 1)
 	require.Equal(t, "ex1", hooks[0].parent)
-	require.Contains(t, hooks[0].events, engine.EventToolFinished, "the host sees the child's events")
+	require.Contains(t, hooks[0].events, protocol.EventToolFinished, "the host sees the child's events")
 	// The child ran read-only tools in PLAN mode.
 	for _, r := range p.child.Requests() {
 		for _, s := range r.Tools {
@@ -105,6 +106,6 @@ func TestInterruptingTheParentInterruptsExplore(t *testing.T) {
 		e.Interrupt()
 	}()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusInterrupted, last(evs).Status)
-	require.Equal(t, engine.ToolInterrupted, find[engine.ToolFinishedData](evs)[0].Status)
+	require.Equal(t, protocol.TurnInterrupted, last(evs).Status)
+	require.Equal(t, protocol.ToolInterrupted, find[protocol.ToolFinishedData](evs)[0].Status)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // The engine tests' helpers (engine/engine_test.go), for the tests of the
@@ -22,11 +23,11 @@ func collect(seq iter.Seq[engine.Event]) []engine.Event {
 	return out
 }
 
-func last(evs []engine.Event) engine.TurnEndData {
-	return evs[len(evs)-1].Data.(engine.TurnEndData)
+func last(evs []engine.Event) protocol.TurnEndData {
+	return evs[len(evs)-1].Data.(protocol.TurnEndData)
 }
 
-func find[T engine.EventData](evs []engine.Event) []T {
+func find[T protocol.EventData](evs []engine.Event) []T {
 	var out []T
 	for _, e := range evs {
 		if d, ok := e.Data.(T); ok {

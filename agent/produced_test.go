@@ -13,6 +13,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // produced_files has one form, workspace-relative with '/', whether the
@@ -33,8 +34,8 @@ func TestProducedFilesAreWorkspaceRelative(t *testing.T) {
 	require.NoError(t, err)
 	defer e.Close()
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "write"}}))
-	for _, f := range find[engine.ToolFinishedData](evs) {
-		require.Equal(t, engine.ToolOK, f.Status, "%s: %s", f.Name, f.ResultPreview)
+	for _, f := range find[protocol.ToolFinishedData](evs) {
+		require.Equal(t, protocol.ToolOK, f.Status, "%s: %s", f.Name, f.ResultPreview)
 	}
 	require.Equal(t, []string{"sub/abs.txt", "rel.txt", "sub/patched.txt"}, last(evs).ProducedFiles)
 }

@@ -3,6 +3,9 @@
 // a tools.Registry under a permission.Engine, and yields events of seed §9.2
 // through Run's iterator with back-pressure: the engine makes no progress while
 // the consumer does not pull, and breaking out of the loop stops the turn.
+// The events are the protocol's: an Event's type and data are protocol's
+// event types (protocol.Events), which the store records and the UI reads
+// as they are; the engine defines no event vocabulary of its own.
 //
 // One turn contract: Run(ctx, Turn{Kind, ID, From, Input}) starts a new
 // turn, retries the model after a retriable error, or resumes the calls a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -57,23 +58,24 @@ func RegisterExploreTool(reg *tools.Registry, cfg ExploreConfig) {
 
 // runExplore runs the child to the end and returns its last report.
 func runExplore(ctx context.Context, child *Engine, task string) (string, error) {
-	var report, status, errMsg string
+	var report, errMsg string
+	var status protocol.TurnStatus
 	for ev := range child.Run(ctx, Turn{Input: Input{Text: task}}) {
 		switch d := ev.Data.(type) {
-		case AssistantMessageData:
+		case protocol.AssistantMessageData:
 			if strings.TrimSpace(d.Text) != "" {
 				report = d.Text
 			}
-		case ErrorData:
+		case protocol.EventErrorData:
 			errMsg = d.Error
-		case TurnEndData:
+		case protocol.TurnEndData:
 			status = d.Status
 		}
 	}
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
-	case status == StatusError && report == "":
+	case status == protocol.TurnError && report == "":
 		return "", errors.New("explore subagent failed: " + errMsg)
 	case report == "":
 		return "", errors.New("explore subagent produced no report")

@@ -55,8 +55,8 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
 	c.MarkInitialized()
 	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
-	types := make([]protocol.EventType, len(engine.AllEventTypes))
-	for i, t := range engine.AllEventTypes {
+	types := make([]protocol.EventType, len(protocol.EventTypes()))
+	for i, t := range protocol.EventTypes() {
 		types[i] = protocol.EventType(t)
 	}
 	kind, notice := s.providers.describe(ctx, s.defaultLang())

@@ -56,7 +56,7 @@ func (s *Server) mcpList(ctx context.Context, _ *conn, raw json.RawMessage) (any
 		return nil, err
 	}
 	pm.mu.Lock()
-	warns := append([]mcp.Warning{}, pm.warnings...)
+	warns := append([]protocol.MCPWarning{}, pm.warnings...)
 	pm.mu.Unlock()
 	cfgs, err := wireConfigs(pm.mgr.Configs())
 	if err != nil {

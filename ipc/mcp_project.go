@@ -46,7 +46,7 @@ type projectMCP struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex // serializes config edits with their save; guards the fields below
-	warnings []mcp.Warning
+	warnings []protocol.MCPWarning
 	closed   bool
 }
 
@@ -63,7 +63,7 @@ type (
 )
 
 // mcpStatusWire is a server's state on the wire.
-func mcpStatusWire(st mcp.Status) protocol.MCPStatus {
+func mcpStatusWire(st protocol.MCPStatus) protocol.MCPStatus {
 	return protocol.MCPStatus{
 		Name: st.Name, Type: st.Type, State: st.State, Enabled: st.Enabled, Tools: st.Tools,
 		LastError: st.LastError, Lazy: st.Lazy, Trust: st.Trust, Hash: st.Hash, Run: (*protocol.MCPRun)(st.Run),
@@ -71,7 +71,7 @@ func mcpStatusWire(st mcp.Status) protocol.MCPStatus {
 }
 
 // wireWarnings are config warnings on the wire (never null).
-func wireWarnings(ws []mcp.Warning) []protocol.MCPWarning {
+func wireWarnings(ws []protocol.MCPWarning) []protocol.MCPWarning {
 	out := make([]protocol.MCPWarning, len(ws))
 	for i, w := range ws {
 		out[i] = protocol.MCPWarning(w)
@@ -102,7 +102,7 @@ func (s *Server) openMCP(projectID, root string) {
 	path := mcp.DefaultConfigPath(root)
 	cfgs, warns, err := mcp.LoadConfigFile(path)
 	if err != nil {
-		warns = append(warns, mcp.Warning{File: path, Message: err.Error()})
+		warns = append(warns, protocol.MCPWarning{File: path, Message: err.Error()})
 	}
 	var ws *confine.Workspace
 	if w, err := confine.New(root); err == nil {
@@ -114,7 +114,7 @@ func (s *Server) openMCP(projectID, root string) {
 		Workspace: root,
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: s.ocrVision},
 		Trust:     &mcpTrust{st: s.opts.Store, projectID: projectID},
-		OnStatus: func(st mcp.Status) {
+		OnStatus: func(st protocol.MCPStatus) {
 			s.broadcast("mcp.status", MCPStatus{ProjectID: projectID, MCPStatus: mcpStatusWire(st)})
 		},
 		Logger: s.log.With("project", projectID),
@@ -142,8 +142,8 @@ func (s *Server) openMCP(projectID, root string) {
 }
 
 // onFileChange is the watch callback: the file was edited by hand.
-func (pm *projectMCP) onFileChange(s *Server) func(added, removed, changed []string, warnings []mcp.Warning) {
-	return func(added, removed, changed []string, warnings []mcp.Warning) {
+func (pm *projectMCP) onFileChange(s *Server) func(added, removed, changed []string, warnings []protocol.MCPWarning) {
+	return func(added, removed, changed []string, warnings []protocol.MCPWarning) {
 		pm.mu.Lock()
 		pm.warnings = nonNilWarnings(warnings)
 		pm.mu.Unlock()
@@ -316,7 +316,7 @@ func (pm *projectMCP) saveLocked() error {
 }
 
 // parseServerParam parses the config param of mcp.add and mcp.update.
-func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []mcp.Warning, error) {
+func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []protocol.MCPWarning, error) {
 	cfg, warns, err := mcp.ParseServer(raw, name)
 	if err != nil {
 		return mcp.ServerConfig{}, nil, invalidField("config", err.Error())
@@ -330,9 +330,9 @@ func parseServerParam(raw json.RawMessage, name string) (mcp.ServerConfig, []mcp
 	return cfg, nonNilWarnings(warns), nil
 }
 
-func nonNilWarnings(w []mcp.Warning) []mcp.Warning {
+func nonNilWarnings(w []protocol.MCPWarning) []protocol.MCPWarning {
 	if w == nil {
-		return []mcp.Warning{}
+		return []protocol.MCPWarning{}
 	}
 	return w
 }
@@ -344,7 +344,7 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []mcp.Warning) MCPChanged {
+func newMCPChanged(projectID, source string, added, removed, changed []string, warnings []protocol.MCPWarning) MCPChanged {
 	return MCPChanged{
 		ProjectID: projectID, Source: source,
 		Added: nonNilStrings(added), Removed: nonNilStrings(removed), Changed: nonNilStrings(changed),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // mediaRelease is an engine hook that gives memory back to the OS after
@@ -26,7 +27,7 @@ var (
 
 // Observe notes whether a turn that starts carries attachments.
 func (h *mediaRelease) Observe(ev engine.Event) {
-	if d, ok := ev.Data.(engine.TurnStartData); ok {
+	if d, ok := ev.Data.(protocol.TurnStartData); ok {
 		h.media.Store(d.AttachmentCount > 0)
 	}
 }

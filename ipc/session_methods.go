@@ -287,7 +287,7 @@ func (s *Server) sessionRename(ctx context.Context, _ *conn, raw json.RawMessage
 		return nil, err
 	}
 	if h, err := s.host(ctx, p.SessionID); err == nil {
-		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: p.Title, Source: "user"}})
+		h.RecordSessionEvent(engine.Event{Type: protocol.EventSessionNamed, Data: protocol.SessionNamedData{Name: p.Title, Source: "user"}})
 	}
 	return s.sessionInfo(ctx, ss), nil
 }

@@ -239,19 +239,13 @@ func (s *Server) endSuspended(ctx context.Context, h *host.Session) (bool, error
 	if err != nil {
 		return false, err
 	}
-	// The engine's data types are the engine's to fill; these two are the
-	// host's, written as their wire types.
-	raw := func(kind engine.EventType, data any) engine.Event {
-		b, _ := json.Marshal(data) // strings, ints and slices: it always marshals
-		return engine.Event{Type: kind, Data: engine.RawData{Kind: kind, JSON: b}}
-	}
 	evs := []engine.Event{
-		raw(engine.EventInterrupted, protocol.InterruptedData{TaskID: turnID}),
-		raw(engine.EventTurnEnd, protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(s.langOf(h.ID()), SuspendedEndReason)}),
+		{Type: protocol.EventInterrupted, Data: protocol.InterruptedData{TaskID: turnID}},
+		{Type: protocol.EventTurnEnd, Data: protocol.TurnEndData{TaskID: turnID, Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: SuspendedEndReason, Message: engine.ReasonMessage(s.langOf(h.ID()), SuspendedEndReason)}},
 	}
 	for _, ev := range evs {
 		// The turn_end closes its requests: they are no longer answerable.
-		if err := h.Record(ev, turnID, ev.Type == engine.EventTurnEnd); err != nil {
+		if err := h.Record(ev, turnID, ev.Type == protocol.EventTurnEnd); err != nil {
 			return false, err
 		}
 	}

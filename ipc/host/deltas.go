@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -40,16 +41,16 @@ type openDelta struct {
 // add records ev if it is a delta and reports whether it did; enqueue
 // queues a new sealed event (called without the lock).
 func (c *deltaCoalescer) add(ev engine.Event, enqueue func(seal func() store.EventInput)) bool {
-	if ev.Type != engine.EventAssistantDelta && ev.Type != engine.EventReasoningDelta {
+	if ev.Type != protocol.EventAssistantDelta && ev.Type != protocol.EventReasoningDelta {
 		return false
 	}
-	d, ok := ev.Data.(engine.DeltaData)
+	d, ok := ev.Data.(protocol.DeltaData)
 	if !ok {
 		return false
 	}
 	c.mu.Lock()
 	if od := c.open; od != nil && !od.sealed && od.ev.Type == ev.Type && od.text.Len() < maxCoalesced {
-		if prev := od.ev.Data.(engine.DeltaData); prev.TaskID == d.TaskID && prev.ReqID == d.ReqID {
+		if prev := od.ev.Data.(protocol.DeltaData); prev.TaskID == d.TaskID && prev.ReqID == d.ReqID {
 			od.text.WriteString(d.Text)
 			c.mu.Unlock()
 			return true
@@ -78,7 +79,7 @@ func (od *openDelta) seal() store.EventInput {
 	if od.c.open == od {
 		od.c.open = nil
 	}
-	d := od.ev.Data.(engine.DeltaData)
+	d := od.ev.Data.(protocol.DeltaData)
 	d.Text = od.text.String()
 	od.c.mu.Unlock()
 	in, err := durableInput(engine.Event{Type: od.ev.Type, Data: d}, nil, "") // a delta moves no state

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -19,17 +20,17 @@ import (
 // session's queue when a turn ends.
 func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 	switch {
-	case ev.Type == engine.EventTurnStart:
+	case ev.Type == protocol.EventTurnStart:
 		return StateRunning, true
 	case ev.Type.Interactive():
 		return StateAwaiting, true
-	case ev.Type == engine.EventTurnSuspended:
+	case ev.Type == protocol.EventTurnSuspended:
 		return StateSuspended, true
-	case ev.Type == engine.EventTurnEnd:
+	case ev.Type == protocol.EventTurnEnd:
 		if queued {
 			return StateQueued, true
 		}
-		if turnEndStatus(ev) == engine.StatusInterrupted {
+		if turnEndStatus(ev) == protocol.TurnInterrupted {
 			return StateInterrupted, true
 		}
 		return StateIdle, true
@@ -82,15 +83,15 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 		}
 		in.Pending = &store.PendingInput{RequestID: requestID, Kind: requestKind(ev.Type), ToolCallID: callID}
 		checkpoint = true
-	case ev.Type == engine.EventTurnStart:
+	case ev.Type == protocol.EventTurnStart:
 		in.CountTask, in.Dequeue = true, true
-	case ev.Type == engine.EventIterationEnd, ev.Type == engine.EventToolFinished:
+	case ev.Type == protocol.EventIterationEnd, ev.Type == protocol.EventToolFinished:
 		checkpoint = true
-	case ev.Type == engine.EventTurnEnd:
+	case ev.Type == protocol.EventTurnEnd:
 		in.Dequeue, checkpoint = true, true
-		in.ClosePending = turnEndStatus(ev) != engine.StatusInterrupted
-	case ev.Type == engine.EventSessionNamed:
-		var d engine.SessionNamedData
+		in.ClosePending = turnEndStatus(ev) != protocol.TurnInterrupted
+	case ev.Type == protocol.EventSessionNamed:
+		var d protocol.SessionNamedData
 		if json.Unmarshal(data, &d) == nil && d.Name != "" {
 			in.Title = &store.Title{Name: d.Name, Source: d.Source}
 		}
@@ -105,33 +106,33 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 }
 
 // requestKind is the durable request kind of an interactive event.
-func requestKind(t engine.EventType) string {
+func requestKind(t protocol.EventType) string {
 	switch t {
-	case engine.EventPermissionRequired:
+	case protocol.EventPermissionRequired:
 		return store.KindApproval
-	case engine.EventAskUserQuestion:
+	case protocol.EventAskUserQuestion:
 		return store.KindQuestion
-	case engine.EventPlanProposed:
+	case protocol.EventPlanProposed:
 		return store.KindPlan
-	case engine.EventDirectoryRequested:
+	case protocol.EventDirectoryRequested:
 		return store.KindDirectory
 	}
 	return ""
 }
 
 // turnEndStatus is a turn_end's status ("" for any other event).
-func turnEndStatus(ev engine.Event) string {
+func turnEndStatus(ev engine.Event) protocol.TurnStatus {
 	switch d := ev.Data.(type) {
-	case engine.TurnEndData:
+	case protocol.TurnEndData:
 		return d.Status
-	case *engine.TurnEndData:
+	case *protocol.TurnEndData:
 		return d.Status
 	}
-	if ev.Type != engine.EventTurnEnd {
+	if ev.Type != protocol.EventTurnEnd {
 		return ""
 	}
 	var end struct {
-		Status string `json:"status"`
+		Status protocol.TurnStatus `json:"status"`
 	}
 	if b, err := ev.MarshalData(); err == nil {
 		_ = json.Unmarshal(b, &end)
@@ -177,7 +178,7 @@ func RecoverInterrupted(ctx context.Context, st *store.Store) ([]string, error) 
 	}
 	now := time.Now()
 	for _, id := range ids {
-		start, _, err := st.LastEventOfType(ctx, id, string(engine.EventTurnStart))
+		start, _, err := st.LastEventOfType(ctx, id, string(protocol.EventTurnStart))
 		if err != nil {
 			return nil, fmt.Errorf("recover session %s: %w", id, err)
 		}
@@ -191,16 +192,16 @@ func RecoverInterrupted(ctx context.Context, st *store.Store) ([]string, error) 
 		}
 		var ev engine.Event
 		if len(pend) > 0 {
-			d := engine.TurnSuspendedData{Reason: RestartReason, PendingRequests: make([]string, len(pend))}
+			d := protocol.TurnSuspendedData{Reason: RestartReason, PendingRequests: make([]string, len(pend))}
 			for i, p := range pend {
 				d.PendingRequests[i] = p.RequestID
 			}
 			d.TaskID = start.TurnID
-			ev = engine.Event{Type: engine.EventTurnSuspended, Data: d}
+			ev = engine.Event{Type: protocol.EventTurnSuspended, Data: d}
 		} else {
-			d := engine.TurnEndData{Status: engine.StatusInterrupted, ProducedFiles: []string{}, Reason: RestartReason}
+			d := protocol.TurnEndData{Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: RestartReason}
 			d.TaskID = start.TurnID
-			ev = engine.Event{Type: engine.EventTurnEnd, Data: d}
+			ev = engine.Event{Type: protocol.EventTurnEnd, Data: d}
 		}
 		state, _ := stateAfter(ev, len(queued) > 0 && len(pend) == 0)
 		in, err := durableInput(ev, nil, state)

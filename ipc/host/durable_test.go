@@ -10,21 +10,22 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
 // TestDurableInput: the one rule of what each event does to durable state.
 func TestDurableInput(t *testing.T) {
 	hist := func() []llm.Message { return []llm.Message{{Role: llm.RoleUser, Content: "hi"}} }
-	start := engine.TurnStartData{Input: "x"}
+	start := protocol.TurnStartData{Input: "x"}
 	start.TaskID = "t1"
-	in, err := durableInput(engine.Event{Type: engine.EventTurnStart, Data: start}, hist, StateRunning)
+	in, err := durableInput(engine.Event{Type: protocol.EventTurnStart, Data: start}, hist, StateRunning)
 	require.NoError(t, err)
 	require.Equal(t, store.EventInput{TurnID: "t1", Type: "turn_start", Data: in.Data, Status: "running", CountTask: true, Dequeue: true}, in)
 
-	perm := engine.PermissionRequiredData{ReqID: "c1", RequestID: "r1", Name: "run_shell"}
+	perm := protocol.PermissionRequiredData{ReqID: "c1", RequestID: "r1", Name: "run_shell"}
 	perm.TaskID = "t1"
-	ev := engine.Event{Type: engine.EventPermissionRequired, Data: perm}
+	ev := engine.Event{Type: protocol.EventPermissionRequired, Data: perm}
 	st, ok := stateAfter(ev, false)
 	require.True(t, ok)
 	require.Equal(t, StateAwaiting, st)
@@ -34,9 +35,9 @@ func TestDurableInput(t *testing.T) {
 	require.Len(t, in.History, 1, "a turn that dies waiting resumes from here")
 	require.Equal(t, "awaiting", in.Status)
 
-	end := engine.TurnEndData{Status: engine.StatusInterrupted, ProducedFiles: []string{}}
+	end := protocol.TurnEndData{Status: protocol.TurnInterrupted, ProducedFiles: []string{}}
 	end.TaskID = "t1"
-	ev = engine.Event{Type: engine.EventTurnEnd, Data: end}
+	ev = engine.Event{Type: protocol.EventTurnEnd, Data: end}
 	st, _ = stateAfter(ev, false)
 	require.Equal(t, StateInterrupted, st)
 	in, err = durableInput(ev, hist, st)
@@ -44,8 +45,8 @@ func TestDurableInput(t *testing.T) {
 	require.False(t, in.ClosePending, "an interrupted turn's requests stay until the host closes them")
 	require.True(t, in.Dequeue)
 	require.NotNil(t, in.History)
-	end.Status = engine.StatusCompleted
-	ev = engine.Event{Type: engine.EventTurnEnd, Data: end}
+	end.Status = protocol.TurnCompleted
+	ev = engine.Event{Type: protocol.EventTurnEnd, Data: end}
 	st, _ = stateAfter(ev, true)
 	require.Equal(t, StateQueued, st, "more turns wait")
 	in, err = durableInput(ev, nil, st)
@@ -53,13 +54,13 @@ func TestDurableInput(t *testing.T) {
 	require.True(t, in.ClosePending)
 	require.Nil(t, in.History)
 
-	in, err = durableInput(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: "N", Source: "auto"}}, nil, "")
+	in, err = durableInput(engine.Event{Type: protocol.EventSessionNamed, Data: protocol.SessionNamedData{Name: "N", Source: "auto"}}, nil, "")
 	require.NoError(t, err)
 	require.Equal(t, &store.Title{Name: "N", Source: "auto"}, in.Title)
-	_, ok = stateAfter(engine.Event{Type: engine.EventAssistantDelta, Data: engine.DeltaData{Text: "x"}}, false)
+	_, ok = stateAfter(engine.Event{Type: protocol.EventAssistantDelta, Data: protocol.DeltaData{Text: "x"}}, false)
 	require.False(t, ok)
 
-	_, err = durableInput(engine.Event{Type: engine.EventPlanProposed, Data: engine.PlanProposedData{ReqID: "c", Plan: "p"}}, nil, "")
+	_, err = durableInput(engine.Event{Type: protocol.EventPlanProposed, Data: protocol.PlanProposedData{ReqID: "c", Plan: "p"}}, nil, "")
 	require.ErrorIs(t, err, store.ErrInvalid, "an interactive event needs its requestId")
 }
 

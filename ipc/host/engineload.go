@@ -10,6 +10,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -186,22 +187,22 @@ func (h *Session) restoreCompaction(ctx context.Context, eng *engine.Engine) {
 // turn counts.
 func (h *Session) restoreLastError(ctx context.Context, eng *engine.Engine) {
 	st := h.s.opts.Store
-	end, ok, err := st.LastEventOfType(ctx, h.id, string(engine.EventTurnEnd))
+	end, ok, err := st.LastEventOfType(ctx, h.id, string(protocol.EventTurnEnd))
 	if err != nil || !ok {
 		if err != nil {
 			h.s.log.Warn("read last turn_end", "session", h.id, "err", err)
 		}
 		return
 	}
-	var ed engine.TurnEndData
-	if json.Unmarshal(end.Data, &ed) != nil || ed.Status != engine.StatusError {
+	var ed protocol.TurnEndData
+	if json.Unmarshal(end.Data, &ed) != nil || ed.Status != protocol.TurnError {
 		return
 	}
-	ev, ok, err := st.LastEventOfType(ctx, h.id, string(engine.EventError))
+	ev, ok, err := st.LastEventOfType(ctx, h.id, string(protocol.EventError))
 	if err != nil || !ok || ev.TurnID != end.TurnID || ev.Seq > end.Seq {
 		return
 	}
-	var d engine.ErrorData
+	var d protocol.EventErrorData
 	if json.Unmarshal(ev.Data, &d) != nil || !d.Retriable {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -54,7 +55,7 @@ func (h *Session) maybeName(eng *engine.Engine) {
 			return
 		}
 		h.titled.Store(true)
-		h.RecordSessionEvent(engine.Event{Type: engine.EventSessionNamed, Data: engine.SessionNamedData{Name: name, Source: "auto"}})
+		h.RecordSessionEvent(engine.Event{Type: protocol.EventSessionNamed, Data: protocol.SessionNamedData{Name: name, Source: "auto"}})
 	})
 }
 

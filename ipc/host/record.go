@@ -1,28 +1,26 @@
 package host
 
-import (
-	"github.com/zqagent/sidecar/engine"
-)
+import "github.com/zqagent/sidecar/protocol"
 
 // interactiveIDs returns the requestId and the tool call id of an
 // interactive event's data.
-func interactiveIDs(d engine.EventData) (requestID, callID string) {
+func interactiveIDs(d protocol.EventData) (requestID, callID string) {
 	switch v := d.(type) {
-	case engine.PermissionRequiredData:
+	case protocol.PermissionRequiredData:
 		return v.RequestID, v.ReqID
-	case engine.AskUserQuestionData:
+	case protocol.AskUserQuestionData:
 		return v.RequestID, v.ReqID
-	case engine.PlanProposedData:
+	case protocol.PlanProposedData:
 		return v.RequestID, v.ReqID
-	case engine.DirectoryRequestedData:
+	case protocol.DirectoryRequestedData:
 		return v.RequestID, v.ReqID
-	case *engine.PermissionRequiredData:
+	case *protocol.PermissionRequiredData:
 		return v.RequestID, v.ReqID
-	case *engine.AskUserQuestionData:
+	case *protocol.AskUserQuestionData:
 		return v.RequestID, v.ReqID
-	case *engine.PlanProposedData:
+	case *protocol.PlanProposedData:
 		return v.RequestID, v.ReqID
-	case *engine.DirectoryRequestedData:
+	case *protocol.DirectoryRequestedData:
 		return v.RequestID, v.ReqID
 	}
 	return "", ""

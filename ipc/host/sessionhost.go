@@ -14,6 +14,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/media"
 )
@@ -349,9 +350,9 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 	completed, interrupted, yielded := false, false, false
 	for ev := range events {
 		yielded = true
-		if end, ok := ev.Data.(engine.TurnEndData); ok {
-			completed = end.Status == engine.StatusCompleted
-			interrupted = end.Status == engine.StatusInterrupted
+		if end, ok := ev.Data.(protocol.TurnEndData); ok {
+			completed = end.Status == protocol.TurnCompleted
+			interrupted = end.Status == protocol.TurnInterrupted
 		}
 		if h.answeredBefore(ev) {
 			// A resumed turn re-asks a request answered before the restart;
@@ -359,7 +360,7 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 			continue
 		}
 		h.record(eng, ev)
-		if ev.Type == engine.EventToolStarted || ev.Type == engine.EventTurnEnd {
+		if ev.Type == protocol.EventToolStarted || ev.Type == protocol.EventTurnEnd {
 			h.saveGrantsIfNew(eng)
 		}
 	}
@@ -447,16 +448,16 @@ func (h *Session) recordFailure(job Job, cause error, reason string) {
 	}
 	// Like the engine's own, both carry the turn's taskId.
 	lang := h.s.opts.Lang(h.id)
-	errData := engine.ErrorData{Error: cause.Error(), ErrorType: errType, Message: engine.ErrorMessage(lang, errType, cause), LogTime: now}
+	errData := protocol.EventErrorData{Error: cause.Error(), ErrorType: errType, Message: engine.ErrorMessage(lang, errType, cause), LogTime: now}
 	errData.TaskID = turnID
-	endData := engine.TurnEndData{Status: engine.StatusError, ProducedFiles: []string{}, Reason: reason, Message: engine.ReasonMessage(lang, reason)}
+	endData := protocol.TurnEndData{Status: protocol.TurnError, ProducedFiles: []string{}, Reason: reason, Message: engine.ReasonMessage(lang, reason)}
 	endData.TaskID = turnID
 	// Every turn opens with its turn_start, also one that never reached
 	// the engine: a shell that draws a turn from turn_start to turn_end
 	// sees this one too.
-	startData := engine.TurnStartData{Input: job.Input.Text, Resumed: job.Kind == JobResume}
+	startData := protocol.TurnStartData{Input: job.Input.Text, Resumed: job.Kind == JobResume}
 	startData.TaskID = turnID
-	evs := []engine.Event{{Type: engine.EventTurnStart, Data: startData}, {Type: engine.EventError, Data: errData}, {Type: engine.EventTurnEnd, Data: endData}}
+	evs := []engine.Event{{Type: protocol.EventTurnStart, Data: startData}, {Type: protocol.EventError, Data: errData}, {Type: protocol.EventTurnEnd, Data: endData}}
 	for _, ev := range evs {
 		h.record(nil, ev)
 	}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // subagentHook forwards the tool calls of an explore subagent to the UI: each
@@ -23,12 +24,12 @@ func (h *Session) SubagentHook(parentCallID string) engine.Hook {
 
 // Observe implements engine.Observer; it runs on the subagent's goroutine.
 func (sh subagentHook) Observe(ev engine.Event) {
-	d, ok := ev.Data.(engine.ToolFinishedData)
+	d, ok := ev.Data.(protocol.ToolFinishedData)
 	if !ok {
 		return
 	}
 	d.ParentReqID = sh.parent
-	fwd := engine.Event{Type: engine.EventToolFinished, Data: d}
+	fwd := engine.Event{Type: protocol.EventToolFinished, Data: d}
 	in, err := durableInput(fwd, nil, "")
 	if err != nil {
 		return

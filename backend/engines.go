@@ -48,7 +48,7 @@ func (x engines) Build(ctx context.Context, h *Session, hooks []engine.Hook) (*e
 		return nil, err
 	}
 	allowed := set.AllowedCommands
-	sbCfg := set.sandboxConfig()
+	sbCfg := sandboxConfig(set)
 	sbCfg.Hidden = []string{s.opts.DataDir} // the store, logs and other sessions' files
 	prof, err := s.profile(ctx, ss.Provider)
 	if err != nil {

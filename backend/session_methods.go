@@ -21,7 +21,7 @@ func (b *Backend) sandboxInfo(ss store.Session) protocol.SandboxInfo {
 	if eng := b.loadedEngine(ss.ID); eng != nil {
 		st = eng.Permissions().Sandbox()
 	} else {
-		st, _ = sandbox.Resolve(sessionSettings(ss).sandboxConfig()) // an unavailable required sandbox is in st.Reason
+		st, _ = sandbox.Resolve(sandboxConfig(sessionSettings(ss))) // an unavailable required sandbox is in st.Reason
 	}
 	return protocol.SandboxInfo{Mode: string(st.Mode), Backend: st.Kind, Enforced: st.Enforced, Network: st.Network, Reason: st.Reason}
 }
@@ -40,7 +40,7 @@ func (b *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Se
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(b.vcsModeOf(ctx, ss)), Lang: b.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-		Settings: protocol.SessionSettings(sessionSettings(ss)), Sandbox: b.sandboxInfo(ss),
+		Settings: sessionSettings(ss), Sandbox: b.sandboxInfo(ss),
 	}
 }
 
@@ -97,7 +97,7 @@ func (b *Backend) CreateSession(ctx context.Context, p protocol.SessionCreatePar
 	if p.Model == "" {
 		p.Model = ag.Model // the agent's model, unless the session names one
 	}
-	set := SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort,
+	set := protocol.SessionSettings{AllowedCommands: p.AllowedCommands, ShellPolicy: string(policy), ApprovalTimeoutMS: p.ApprovalTimeoutMS, ReasoningEffort: p.ReasoningEffort,
 		Sandbox: string(sbMode), SandboxNetwork: p.SandboxNetwork, Lang: lang}
 	ss := store.Session{ProjectID: p.ProjectID, Title: p.Title, Model: p.Model, Mode: string(mode), Agent: p.Agent, Provider: p.Provider, Settings: withSettings(nil, set)}
 	if vcsMode != "" {

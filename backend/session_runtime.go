@@ -123,7 +123,7 @@ func (b *Backend) SetPermissions(ctx context.Context, p protocol.SessionSetPermi
 				perms.SetShellPolicy(policy)
 			}
 			if box := perms.SandboxBox(); box != nil { // as stored: one source
-				cfg := set.sandboxConfig()
+				cfg := sandboxConfig(set)
 				_ = box.SetMode(cfg.Mode) // parsed by sandboxConfig
 				box.SetNetwork(cfg.Network)
 			}

@@ -1,59 +1,57 @@
 package backend
 
 import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
 	"time"
 
-	"encoding/json"
-
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/store"
 )
 
-// SessionSettings are the per-session options kept in the session's
-// settings object in the store.
-type SessionSettings struct {
-	AllowedCommands   []string `json:"allowedCommands,omitempty"`
-	ShellPolicy       string   `json:"shellPolicy,omitempty"`
-	ApprovalTimeoutMS int64    `json:"approvalTimeoutMs,omitempty"`
-	ReasoningEffort   string   `json:"reasoningEffort,omitempty"`
-	Sandbox           string   `json:"sandbox,omitempty"`        // auto (default) | off | required
-	SandboxNetwork    bool     `json:"sandboxNetwork,omitempty"` // sandboxed commands may use the network
-	Lang              string   `json:"lang,omitempty"`           // zh | en | zh-TW | ja | ko | es; "" = the default (lang.go)
-}
-
-// sessionSettings decodes a session's settings; unknown or malformed members
-// are ignored (other writers may add their own).
-func sessionSettings(ss store.Session) SessionSettings {
-	var set SessionSettings
+// sessionSettings decodes a session's settings (protocol.SessionSettings:
+// the wire's shape is the stored one); unknown or malformed members are
+// ignored (other writers may add their own).
+func sessionSettings(ss store.Session) protocol.SessionSettings {
+	var set protocol.SessionSettings
 	_ = json.Unmarshal(ss.Settings, &set) // best effort: a bad object means defaults
 	return set
 }
 
+// settingsKeys are the members of protocol.SessionSettings, by JSON name.
+var settingsKeys = sync.OnceValue(func() []string {
+	var keys []string
+	t := reflect.TypeFor[protocol.SessionSettings]()
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+})
+
 // withSettings returns the session's settings object with ours merged in,
-// keeping members written by others.
-func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
+// keeping members written by others; a member of ours that is empty is
+// removed.
+func withSettings(raw json.RawMessage, set protocol.SessionSettings) json.RawMessage {
 	obj := map[string]json.RawMessage{}
 	_ = json.Unmarshal(raw, &obj) // a bad object is replaced
 	if obj == nil {
 		obj = map[string]json.RawMessage{}
 	}
-	put := func(k string, v any, empty bool) {
-		if empty {
-			delete(obj, k)
-			return
-		}
-		b, err := json.Marshal(v)
-		if err == nil {
-			obj[k] = b
-		}
+	for _, k := range settingsKeys() {
+		delete(obj, k)
 	}
-	put("allowedCommands", set.AllowedCommands, set.AllowedCommands == nil)
-	put("shellPolicy", set.ShellPolicy, set.ShellPolicy == "")
-	put("approvalTimeoutMs", set.ApprovalTimeoutMS, set.ApprovalTimeoutMS == 0)
-	put("reasoningEffort", set.ReasoningEffort, set.ReasoningEffort == "")
-	put("sandbox", set.Sandbox, set.Sandbox == "")
-	put("sandboxNetwork", set.SandboxNetwork, !set.SandboxNetwork)
-	put("lang", set.Lang, set.Lang == "")
+	ours, err := json.Marshal(set) // every member is omitempty: only the set ones
+	if err != nil {
+		return raw
+	}
+	if err := json.Unmarshal(ours, &obj); err != nil {
+		return raw
+	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return raw
@@ -63,7 +61,7 @@ func withSettings(raw json.RawMessage, set SessionSettings) json.RawMessage {
 
 // sandboxConfig is the session's sandbox configuration; a stored mode that
 // no longer parses is auto.
-func (set SessionSettings) sandboxConfig() sandbox.Config {
+func sandboxConfig(set protocol.SessionSettings) sandbox.Config {
 	mode, err := sandbox.ParseMode(set.Sandbox)
 	if err != nil {
 		mode = sandbox.ModeAuto

@@ -15,8 +15,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // cancelGrace bounds how long a cancelled prompt waits for its turn's end.
@@ -148,17 +148,12 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	var pr ipc.ProjectInfo
-	if err := a.call(ctx, "project.open", map[string]any{"path": p.Cwd}, &pr); err != nil {
+	var pr protocol.Project
+	if err := a.call(ctx, "project.open", protocol.ProjectOpenParams{Path: p.Cwd}, &pr); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	create := map[string]any{"projectId": pr.ProjectID}
-	if lang := a.sessionLang(p.Meta); lang != "" {
-		create["lang"] = lang
-	}
+	var created protocol.SessionCreateResult
+	create := protocol.SessionCreateParams{ProjectID: pr.ProjectID, Lang: a.sessionLang(p.Meta)}
 	if err := a.call(ctx, "session.create", create, &created); err != nil {
 		return sdk.NewSessionResponse{}, wireError(err)
 	}
@@ -245,19 +240,19 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // pendingEventType is the event type of a pending request's kind (the
 // wire's kind names, ui-protocol.md).
 var pendingEventType = map[string]string{
-	"approval":  string(engine.EventPermissionRequired),
-	"question":  string(engine.EventAskUserQuestion),
-	"plan":      string(engine.EventPlanProposed),
-	"directory": string(engine.EventDirectoryRequested),
+	"approval":  string(protocol.EventPermissionRequired),
+	"question":  string(protocol.EventAskUserQuestion),
+	"plan":      string(protocol.EventPlanProposed),
+	"directory": string(protocol.EventDirectoryRequested),
 }
 
 // attach registers the session and subscribes to its events after seq
 // after (0: its whole history, for session/load).
-func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.SubscribeResult, error) {
+func (a *Agent) attach(ctx context.Context, s *session, after int64) (protocol.SessionSubscribeResult, error) {
 	a.mu.Lock()
 	if a.sessions[s.id] != nil {
 		a.mu.Unlock()
-		return client.SubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
+		return protocol.SessionSubscribeResult{}, fmt.Errorf("%w: %s", ErrLoaded, s.id)
 	}
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -265,12 +260,12 @@ func (a *Agent) attach(ctx context.Context, s *session, after int64) (client.Sub
 	rpc, err := a.client(ctx)
 	if err != nil {
 		a.detach(s.id)
-		return client.SubscribeResult{}, err
+		return protocol.SessionSubscribeResult{}, err
 	}
 	res, err := rpc.Subscribe(ctx, s.id, after)
 	if err != nil {
 		a.detach(s.id)
-		return client.SubscribeResult{}, err
+		return protocol.SessionSubscribeResult{}, err
 	}
 	return res, nil
 }
@@ -281,21 +276,17 @@ func (a *Agent) detach(id string) {
 	delete(a.sessions, id)
 }
 
-func (a *Agent) sessionInfo(ctx context.Context, id string) (ipc.SessionInfo, error) {
-	var res struct {
-		Session ipc.SessionInfo `json:"session"`
-	}
-	if err := a.call(ctx, "session.get", map[string]any{"sessionId": id}, &res); err != nil {
-		return ipc.SessionInfo{}, err
+func (a *Agent) sessionInfo(ctx context.Context, id string) (protocol.Session, error) {
+	var res protocol.SessionGetResult
+	if err := a.call(ctx, "session.get", protocol.SessionIDParams{SessionID: id}, &res); err != nil {
+		return protocol.Session{}, err
 	}
 	return res.Session, nil
 }
 
 func (a *Agent) projectPath(ctx context.Context, projectID string) (string, error) {
-	var res struct {
-		Projects []ipc.ProjectInfo `json:"projects"`
-	}
-	if err := a.call(ctx, "project.list", map[string]any{}, &res); err != nil {
+	var res protocol.ProjectListResult
+	if err := a.call(ctx, "project.list", protocol.Empty{}, &res); err != nil {
 		return "", err
 	}
 	for _, p := range res.Projects {
@@ -326,8 +317,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 		return sdk.PromptResponse{}, wireError(err)
 	}
-	var started ipc.TurnResult
-	params := ipc.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
+	var started protocol.TurnResult
+	params := protocol.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
 	if err := a.call(ctx, "turn.start", params, &started); err != nil {
 		return sdk.PromptResponse{}, wireError(err)
 	}
@@ -362,9 +353,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 // promptInput turns a prompt's content blocks into turn.start's text and
 // attachments: text as is, embedded text resources and resource links as
 // text that names them, images as attachments.
-func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error) {
+func promptInput(blocks []sdk.ContentBlock) (string, []protocol.Attachment, error) {
 	var parts []string
-	var atts []ipc.AttachmentWire
+	var atts []protocol.Attachment
 	for _, b := range blocks {
 		switch {
 		case b.Text != nil:
@@ -374,7 +365,7 @@ func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error
 			if b.Image.Uri != nil {
 				name = *b.Image.Uri
 			}
-			atts = append(atts, ipc.AttachmentWire{Name: name, MimeType: b.Image.MimeType, DataURL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data})
+			atts = append(atts, protocol.Attachment{Name: name, MimeType: b.Image.MimeType, DataURL: "data:" + b.Image.MimeType + ";base64," + b.Image.Data})
 		case b.ResourceLink != nil:
 			parts = append(parts, "@"+b.ResourceLink.Uri)
 		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
@@ -393,7 +384,7 @@ func promptInput(blocks []sdk.ContentBlock) (string, []ipc.AttachmentWire, error
 func (a *Agent) interrupt(id string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.ctx), 5*time.Second)
 	defer cancel()
-	if err := a.call(ctx, "turn.interrupt", map[string]any{"sessionId": id}, nil); err != nil {
+	if err := a.call(ctx, "turn.interrupt", protocol.SessionIDParams{SessionID: id}, nil); err != nil {
 		a.log.Warn("acp: interrupt", "session", id, "err", err)
 	}
 }
@@ -413,7 +404,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if _, err := a.session(p.SessionId); err != nil {
 		return sdk.SetSessionModeResponse{}, wireError(err)
 	}
-	err := a.call(ctx, "session.setMode", map[string]any{"sessionId": string(p.SessionId), "mode": string(p.ModeId)}, nil)
+	err := a.call(ctx, "session.setMode", protocol.SessionSetModeParams{SessionID: string(p.SessionId), Mode: protocol.Mode(p.ModeId)}, nil)
 	return sdk.SetSessionModeResponse{}, wireError(err)
 }
 
@@ -426,10 +417,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if p.Cursor != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
 	}
-	var projects struct {
-		Projects []ipc.ProjectInfo `json:"projects"`
-	}
-	if err := a.call(ctx, "project.list", map[string]any{}, &projects); err != nil {
+	var projects protocol.ProjectListResult
+	if err := a.call(ctx, "project.list", protocol.Empty{}, &projects); err != nil {
 		return sdk.ListSessionsResponse{}, wireError(err)
 	}
 	want := ""
@@ -448,10 +437,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if want != "" && filepath.Clean(pr.Path) != want {
 			continue
 		}
-		var list struct {
-			Sessions []ipc.SessionInfo `json:"sessions"`
-		}
-		if err := a.call(ctx, "session.list", map[string]any{"projectId": pr.ProjectID}, &list); err != nil {
+		var list protocol.SessionListResult
+		if err := a.call(ctx, "session.list", protocol.ProjectIDParams{ProjectID: pr.ProjectID}, &list); err != nil {
 			return sdk.ListSessionsResponse{}, wireError(err)
 		}
 		for _, ss := range list.Sessions {
@@ -505,7 +492,7 @@ func (a *Agent) ask(s *session, turnID, typ string, raw json.RawMessage) {
 			return
 		}
 		err = a.respond(s.id, requestID, resp)
-		if client.Code(err) == client.CodeConflict || client.Code(err) == client.CodeNotFound {
+		if client.Code(err) == protocol.CodeConflict || client.Code(err) == protocol.CodeNotFound {
 			return // answered elsewhere first, or the turn was interrupted: the first answer wins
 		}
 		if err != nil {
@@ -534,9 +521,9 @@ func (a *Agent) respond(sessionID, requestID string, resp any) error {
 // askNow asks the editor and returns the response for request.respond.
 func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.RawMessage) (any, string, error) {
 	req := sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id)}
-	switch engine.EventType(typ) {
-	case engine.EventPermissionRequired:
-		var d engine.PermissionRequiredData
+	switch protocol.EventType(typ) {
+	case protocol.EventPermissionRequired:
+		var d protocol.PermissionRequiredData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -546,9 +533,9 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
-	case engine.EventPlanProposed:
-		var d engine.PlanProposedData
+		return protocol.ApprovalResponse{Outcome: string(approvalOutcome(d, out.Outcome))}, d.RequestID, nil
+	case protocol.EventPlanProposed:
+		var d protocol.PlanProposedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -560,9 +547,9 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventDirectoryRequested:
-		var d engine.DirectoryRequestedData
+		return protocol.PlanResponse{Approved: allowed(out.Outcome)}, d.RequestID, nil
+	case protocol.EventDirectoryRequested:
+		var d protocol.DirectoryRequestedData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
@@ -580,14 +567,14 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
-	case engine.EventAskUserQuestion:
-		var d engine.AskUserQuestionData
+		return protocol.DirectoryResponse{Granted: allowed(out.Outcome)}, d.RequestID, nil
+	case protocol.EventAskUserQuestion:
+		var d protocol.AskUserQuestionData
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return nil, "", err
 		}
 		if len(d.Options) == 0 {
-			return ipc.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
+			return protocol.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
 		}
 		// The title is the question's first line; the content has all of it.
 		question := engine.DisplayText(d.Question)
@@ -598,7 +585,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		if err != nil {
 			return nil, "", err
 		}
-		return ipc.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
+		return protocol.QuestionResponse{Answer: questionAnswer(d, out.Outcome)}, d.RequestID, nil
 	}
 	return nil, "", errors.New("not an interactive event: " + typ)
 }

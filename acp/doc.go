@@ -7,7 +7,8 @@
 // It owns no session state of its own. Serve hosts an ipc.Server on a
 // private loopback port (or, when another sidecar already owns the data
 // dir, joins that one) and drives it as a client of the WebSocket protocol
-// (ipc/client): session/new is project.open + session.create, session/prompt
+// (ipc/client), in protocol's types (params, results and event data alike):
+// session/new is project.open + session.create, session/prompt
 // is turn.start, session/cancel is turn.interrupt, session/set_mode is
 // session.setMode, and every approval, plan and directory request is a
 // session/request_permission whose answer goes back as request.respond.
@@ -29,7 +30,7 @@
 // and wireError, the one mapping of errors to ACP errors; agent.go the ACP
 // Agent methods and the questions to the editor; session.go routes one
 // session's events (replay on session/load, live updates, the end of each
-// prompt); updates.go maps engine events to ACP session updates and
+// prompt); updates.go maps session events to ACP session updates and
 // permission.go our approval outcomes to ACP permission options and our
 // modes to ACP session modes, all pure functions; mcp.go gives the
 // editor's MCP servers (mcpServers) to the session (mcp.sessionAdd) and

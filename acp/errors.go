@@ -6,6 +6,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 var (
@@ -43,7 +44,7 @@ func wireError(err error) error {
 	if errors.As(err, &ce) {
 		code := codeInternal
 		switch ce.Code {
-		case client.CodeInvalidParams, client.CodeNotFound, client.CodeForbidden:
+		case protocol.CodeInvalidParams, protocol.CodeNotFound, protocol.CodeForbidden:
 			code = codeInvalidParams
 		}
 		return &sdk.RequestError{Code: code, Message: ce.Message, Data: map[string]any{"sidecarCode": ce.Code}}

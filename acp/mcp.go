@@ -86,7 +86,7 @@ func (a *Agent) addMCP(ctx context.Context, s *session, cfgs []protocol.MCPServe
 	}
 	var res protocol.MCPSessionAddResult
 	err := a.call(ctx, "mcp.sessionAdd", protocol.MCPSessionAddParams{SessionID: s.id, Servers: cfgs}, &res)
-	if client.Code(err) == client.CodeMethodNotFound {
+	if client.Code(err) == protocol.CodeMethodNotFound {
 		// A joined sidecar older than session servers: none is started.
 		a.log.Warn("acp: the sidecar that owns the data dir cannot run the editor's MCP servers; they are not started", "session", s.id)
 		return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // The ids of the permission options we offer. An editor answers with one of
@@ -23,7 +24,7 @@ const (
 // gives: the executable for a simple run_shell command, the tool for other
 // tools, none (no allow_always option) for a shell command too complex to
 // grant.
-func alwaysOutcome(d engine.PermissionRequiredData) (permission.Outcome, bool) {
+func alwaysOutcome(d protocol.PermissionRequiredData) (permission.Outcome, bool) {
 	if d.Name == "run_shell" {
 		if d.Command == "" {
 			return "", false
@@ -34,7 +35,7 @@ func alwaysOutcome(d engine.PermissionRequiredData) (permission.Outcome, bool) {
 }
 
 // permissionOptions are the options of a permission_required request.
-func permissionOptions(d engine.PermissionRequiredData) []sdk.PermissionOption {
+func permissionOptions(d protocol.PermissionRequiredData) []sdk.PermissionOption {
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if o, ok := alwaysOutcome(d); ok {
 		name := fmt.Sprintf("Always allow %s in this session", d.Name)
@@ -54,7 +55,7 @@ func permissionOptions(d engine.PermissionRequiredData) []sdk.PermissionOption {
 // approvalOutcome maps the editor's answer to our outcome. Anything but an
 // allow option we offered (cancelled, an unknown id, an allow_always we did
 // not offer) is deny: approvals fail closed.
-func approvalOutcome(d engine.PermissionRequiredData, out sdk.RequestPermissionOutcome) permission.Outcome {
+func approvalOutcome(d protocol.PermissionRequiredData, out sdk.RequestPermissionOutcome) permission.Outcome {
 	if out.Selected == nil {
 		return permission.OutcomeDeny
 	}
@@ -70,19 +71,19 @@ func approvalOutcome(d engine.PermissionRequiredData, out sdk.RequestPermissionO
 }
 
 // What a flagged card's characters are, for the editor's user (the kinds of
-// engine.TextWarning).
+// protocol.TextWarning).
 var warningWhat = map[string]string{
-	engine.WarnControl:   "control characters",
-	engine.WarnANSI:      "terminal escape sequences",
-	engine.WarnBidi:      "bidi overrides that reorder how text shows",
-	engine.WarnInvisible: "invisible characters",
-	engine.WarnBlank:     "blanks that are not spaces to a shell",
+	protocol.WarnControl:   "control characters",
+	protocol.WarnANSI:      "terminal escape sequences",
+	protocol.WarnBidi:      "bidi overrides that reorder how text shows",
+	protocol.WarnInvisible: "invisible characters",
+	protocol.WarnBlank:     "blanks that are not spaces to a shell",
 }
 
 // warningContent is the first content block of a request whose card the
 // engine flagged: a line per field that says what it holds. Titles and
 // content show those characters escaped (engine.DisplayText).
-func warningContent(ws []engine.TextWarning) []sdk.ToolCallContent {
+func warningContent(ws []protocol.TextWarning) []sdk.ToolCallContent {
 	if len(ws) == 0 {
 		return nil
 	}
@@ -106,7 +107,7 @@ func warningContent(ws []engine.TextWarning) []sdk.ToolCallContent {
 }
 
 // flagTitle marks the title of a flagged request.
-func flagTitle(title string, ws []engine.TextWarning) string {
+func flagTitle(title string, ws []protocol.TextWarning) string {
 	if len(ws) == 0 {
 		return title
 	}
@@ -128,7 +129,7 @@ func allowed(out sdk.RequestPermissionOutcome) bool {
 
 // questionOptions offers an ask_user question's choices as permission
 // options (ACP v1 has no question request): option i has id "answer_<i>".
-func questionOptions(q engine.AskUserQuestionData) []sdk.PermissionOption {
+func questionOptions(q protocol.AskUserQuestionData) []sdk.PermissionOption {
 	opts := make([]sdk.PermissionOption, 0, len(q.Options)+1)
 	for i, o := range q.Options {
 		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer_%d", i)), Name: oneLine(engine.DisplayText(o)), Kind: sdk.PermissionOptionKindAllowOnce})
@@ -141,7 +142,7 @@ func questionOptions(q engine.AskUserQuestionData) []sdk.PermissionOption {
 const noAnswer = "(the user did not answer; the editor has no way to type an answer — decide yourself or say what you need in your reply)"
 
 // questionAnswer maps the editor's choice to the answer text.
-func questionAnswer(q engine.AskUserQuestionData, out sdk.RequestPermissionOutcome) string {
+func questionAnswer(q protocol.AskUserQuestionData, out sdk.RequestPermissionOutcome) string {
 	if out.Selected == nil {
 		return noAnswer
 	}

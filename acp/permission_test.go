@@ -6,8 +6,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func selected(id sdk.PermissionOptionId) sdk.RequestPermissionOutcome {
@@ -17,14 +17,14 @@ func selected(id sdk.PermissionOptionId) sdk.RequestPermissionOutcome {
 // TestPermissionOptions: which options each request offers, and what each
 // answer means (outcomes ↔ options).
 func TestPermissionOptions(t *testing.T) {
-	write := engine.PermissionRequiredData{Name: "write_file"}
-	git := engine.PermissionRequiredData{Name: "run_shell", Command: "git"}
-	pipeline := engine.PermissionRequiredData{Name: "run_shell"} // too complex to grant
+	write := protocol.PermissionRequiredData{Name: "write_file"}
+	git := protocol.PermissionRequiredData{Name: "run_shell", Command: "git"}
+	pipeline := protocol.PermissionRequiredData{Name: "run_shell"} // too complex to grant
 	all := []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
 	noAlways := []sdk.PermissionOptionKind{sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways}
 	tests := []struct {
 		name    string
-		req     engine.PermissionRequiredData
+		req     protocol.PermissionRequiredData
 		kinds   []sdk.PermissionOptionKind
 		answer  sdk.RequestPermissionOutcome
 		outcome permission.Outcome
@@ -58,7 +58,7 @@ func TestYesNoAndQuestions(t *testing.T) {
 	require.False(t, allowed(selected(optRejectOnce)))
 	require.False(t, allowed(sdk.NewRequestPermissionOutcomeCancelled()))
 
-	q := engine.AskUserQuestionData{Question: "Which?", Options: []string{"red", "blue"}}
+	q := protocol.AskUserQuestionData{Question: "Which?", Options: []string{"red", "blue"}}
 	opts := questionOptions(q)
 	require.Len(t, opts, 3)
 	require.Equal(t, "blue", opts[1].Name)
@@ -73,11 +73,11 @@ func TestYesNoAndQuestions(t *testing.T) {
 // field and what it holds; option names are escaped too; a clean request
 // has neither.
 func TestFlaggedRequests(t *testing.T) {
-	d := engine.PermissionRequiredData{ReqID: "c1", Name: "write_file",
+	d := protocol.PermissionRequiredData{ReqID: "c1", Name: "write_file",
 		Arguments: map[string]any{"path": "a\u202e.txt", "content": "x\u3164y"},
-		Warnings: []engine.TextWarning{
-			{Field: "arguments.content", Kind: engine.WarnBlank},
-			{Field: "arguments.path", Kind: engine.WarnBidi}, {Field: "arguments.path", Kind: engine.WarnInvisible},
+		Warnings: []protocol.TextWarning{
+			{Field: "arguments.content", Kind: protocol.WarnBlank},
+			{Field: "arguments.path", Kind: protocol.WarnBidi}, {Field: "arguments.path", Kind: protocol.WarnInvisible},
 		}}
 	u := newTranslator(t.TempDir()).callUpdate(d)
 	require.Equal(t, `⚠ Write a\u202e.txt`, *u.Title)
@@ -93,10 +93,10 @@ func TestFlaggedRequests(t *testing.T) {
 	require.Len(t, u.Content, 1)
 	require.NotNil(t, u.Content[0].Diff)
 
-	opts := questionOptions(engine.AskUserQuestionData{Options: []string{"yes\u00a0#\u00a0no", "two\nlines"}})
+	opts := questionOptions(protocol.AskUserQuestionData{Options: []string{"yes\u00a0#\u00a0no", "two\nlines"}})
 	require.Equal(t, `yes\xa0#\xa0no`, opts[0].Name)
 	require.Equal(t, "two … (2 lines)", opts[1].Name)
-	perm := permissionOptions(engine.PermissionRequiredData{Name: "run_shell", Command: "l\u2800s"})
+	perm := permissionOptions(protocol.PermissionRequiredData{Name: "run_shell", Command: "l\u2800s"})
 	require.Equal(t, "Always allow `l\\u2800s` in this session", perm[1].Name)
 }
 

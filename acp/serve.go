@@ -17,6 +17,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // closeTimeout bounds the hosted server's graceful close.
@@ -267,7 +268,7 @@ func (a *Agent) dispatch(ctx context.Context, rpc *client.Client) {
 		}
 		switch n.Method {
 		case "session.event":
-			var ev client.Event
+			var ev protocol.SessionEvent
 			if err := json.Unmarshal(n.Params, &ev); err != nil {
 				a.log.Warn("acp: bad session.event", "err", err)
 				continue
@@ -276,7 +277,7 @@ func (a *Agent) dispatch(ctx context.Context, rpc *client.Client) {
 				a.handle(ctx, s, ev)
 			}
 		case "session.dropped":
-			var d client.Dropped
+			var d protocol.SessionDropped
 			if err := json.Unmarshal(n.Params, &d); err != nil {
 				continue
 			}

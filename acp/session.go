@@ -7,8 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // maxEnded bounds the turn ends a session keeps for a Prompt that has not
@@ -17,7 +16,7 @@ const maxEnded = 64
 
 // turnEnd is how a turn ended, for its Prompt.
 type turnEnd struct {
-	end     engine.TurnEndData
+	end     protocol.TurnEndData
 	lastErr string
 }
 
@@ -148,7 +147,7 @@ func (s *session) askContext(parent context.Context, turnID string) (context.Con
 
 // endTurn hands a turn's end to its prompt, or keeps it for one that
 // registers later.
-func (s *session) endTurn(turnID string, end engine.TurnEndData) {
+func (s *session) endTurn(turnID string, end protocol.TurnEndData) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := turnEnd{end: end, lastErr: s.lastErr[turnID]}
@@ -171,7 +170,7 @@ func (s *session) endTurn(turnID string, end engine.TurnEndData) {
 
 // handle is the dispatcher's work for one event of this session: the
 // updates it shows, the question it asks, the turn it ends.
-func (a *Agent) handle(ctx context.Context, s *session, ev client.Event) {
+func (a *Agent) handle(ctx context.Context, s *session, ev protocol.SessionEvent) {
 	history, dup := s.handled(ev.Seq)
 	if dup {
 		return
@@ -185,18 +184,18 @@ func (a *Agent) handle(ctx context.Context, s *session, ev client.Event) {
 			a.log.Debug("acp: session update", "session", s.id, "err", err)
 		}
 	}
-	switch engine.EventType(ev.Type) {
-	case engine.EventError:
-		var d engine.ErrorData
+	switch protocol.EventType(ev.Type) {
+	case protocol.EventError:
+		var d protocol.EventErrorData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.noteError(ev.TurnID, d.Error)
 		}
-	case engine.EventTurnEnd:
-		var d engine.TurnEndData
+	case protocol.EventTurnEnd:
+		var d protocol.TurnEndData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			s.endTurn(ev.TurnID, d)
 		}
-	case engine.EventPermissionRequired, engine.EventPlanProposed, engine.EventDirectoryRequested, engine.EventAskUserQuestion:
+	case protocol.EventPermissionRequired, protocol.EventPlanProposed, protocol.EventDirectoryRequested, protocol.EventAskUserQuestion:
 		if history {
 			return // answered long ago, or listed as pending by the subscribe
 		}

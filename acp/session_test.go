@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TestReplayAndDedup: during session/load the stored events are history up
@@ -43,16 +43,16 @@ func TestReplayAndDedup(t *testing.T) {
 func TestTurnEndBeforeWait(t *testing.T) {
 	s := newSession("s1", "/p")
 	s.noteError("t1", "boom")
-	s.endTurn("t1", engine.TurnEndData{Status: engine.StatusError})
+	s.endTurn("t1", protocol.TurnEndData{Status: protocol.TurnError})
 	e := <-s.wait("t1")
 	require.Equal(t, "boom", e.lastErr)
 
 	ch := s.wait("t2")
-	s.endTurn("t2", engine.TurnEndData{Status: engine.StatusCompleted})
-	require.Equal(t, engine.StatusCompleted, (<-ch).end.Status)
+	s.endTurn("t2", protocol.TurnEndData{Status: protocol.TurnCompleted})
+	require.Equal(t, protocol.TurnCompleted, (<-ch).end.Status)
 
 	for i := range maxEnded + 5 {
-		s.endTurn(fmt.Sprintf("old%d", i), engine.TurnEndData{})
+		s.endTurn(fmt.Sprintf("old%d", i), protocol.TurnEndData{})
 	}
 	require.Len(t, s.ended, maxEnded)
 }

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools/todo"
 )
 
@@ -43,43 +43,43 @@ func newTranslator(root string) *translator {
 // streamed and the whole message (already shown) is skipped. Interactive
 // events (approvals, questions) are not updates: the session asks the editor
 // for them.
-func (t *translator) updates(ev client.Event, history bool) ([]sdk.SessionUpdate, error) {
-	switch engine.EventType(ev.Type) {
-	case engine.EventTurnStart:
+func (t *translator) updates(ev protocol.SessionEvent, history bool) ([]sdk.SessionUpdate, error) {
+	switch protocol.EventType(ev.Type) {
+	case protocol.EventTurnStart:
 		if !history {
 			return nil, nil // the editor shows what it sent
 		}
-		var d engine.TurnStartData
+		var d protocol.TurnStartData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
 		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(d.Input)}, nil
-	case engine.EventQueueSteering:
+	case protocol.EventQueueSteering:
 		if !history {
 			return nil, nil
 		}
-		var d engine.QueueSteeringData
+		var d protocol.QueueSteeringData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
 		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(d.Text)}, nil
-	case engine.EventAssistantDelta, engine.EventReasoningDelta:
+	case protocol.EventAssistantDelta, protocol.EventReasoningDelta:
 		if history {
 			return nil, nil
 		}
-		var d engine.DeltaData
+		var d protocol.DeltaData
 		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Text == "" {
 			return nil, err
 		}
-		if ev.Type == string(engine.EventReasoningDelta) {
+		if ev.Type == string(protocol.EventReasoningDelta) {
 			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText(d.Text)}, nil
 		}
 		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(d.Text)}, nil
-	case engine.EventAssistantMessage:
+	case protocol.EventAssistantMessage:
 		if !history {
 			return nil, nil
 		}
-		var d engine.AssistantMessageData
+		var d protocol.AssistantMessageData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
@@ -91,36 +91,36 @@ func (t *translator) updates(ev client.Event, history bool) ([]sdk.SessionUpdate
 			out = append(out, sdk.UpdateAgentMessageText(d.Text))
 		}
 		return out, nil
-	case engine.EventToolProposed:
-		var d engine.ToolProposedData
+	case protocol.EventToolProposed:
+		var d protocol.ToolProposedData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
 		t.calls[d.ReqID] = toolCall{name: d.Name, args: d.Arguments}
 		return []sdk.SessionUpdate{t.startCall(d.ReqID, d.Name, d.Arguments)}, nil
-	case engine.EventToolStarted:
-		var d engine.ToolStartedData
+	case protocol.EventToolStarted:
+		var d protocol.ToolStartedData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
 		return []sdk.SessionUpdate{sdk.UpdateToolCall(sdk.ToolCallId(d.ReqID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress))}, nil
-	case engine.EventToolFinished:
-		var d engine.ToolFinishedData
+	case protocol.EventToolFinished:
+		var d protocol.ToolFinishedData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
 		return t.finishCall(d), nil
-	case engine.EventSessionNamed:
-		var d engine.SessionNamedData
+	case protocol.EventSessionNamed:
+		var d protocol.SessionNamedData
 		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Name == "" {
 			return nil, err
 		}
 		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(d.Name)}}}, nil
-	case engine.EventError:
+	case protocol.EventError:
 		if !history {
 			return nil, nil // session/prompt answers with the error
 		}
-		var d engine.ErrorData
+		var d protocol.EventErrorData
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
 			return nil, err
 		}
@@ -147,9 +147,9 @@ func (t *translator) startCall(id, name string, args map[string]any) sdk.Session
 
 // finishCall is the tool_call_update of a finished call, and the plan when
 // the call was a successful todo_write.
-func (t *translator) finishCall(d engine.ToolFinishedData) []sdk.SessionUpdate {
+func (t *translator) finishCall(d protocol.ToolFinishedData) []sdk.SessionUpdate {
 	status := sdk.ToolCallStatusCompleted
-	if d.Status != engine.ToolOK {
+	if d.Status != protocol.ToolOK {
 		status = sdk.ToolCallStatusFailed
 	}
 	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
@@ -157,7 +157,7 @@ func (t *translator) finishCall(d engine.ToolFinishedData) []sdk.SessionUpdate {
 	if text == "" && d.Reason != "" {
 		text = d.Reason
 	}
-	if d.Status == engine.ToolDenied && text == "" {
+	if d.Status == protocol.ToolDenied && text == "" {
 		text = "denied"
 	}
 	if text != "" {
@@ -166,7 +166,7 @@ func (t *translator) finishCall(d engine.ToolFinishedData) []sdk.SessionUpdate {
 	out := []sdk.SessionUpdate{sdk.UpdateToolCall(sdk.ToolCallId(d.ReqID), opts...)}
 	call, ok := t.calls[d.ReqID]
 	delete(t.calls, d.ReqID)
-	if ok && call.name == "todo_write" && d.Status == engine.ToolOK {
+	if ok && call.name == "todo_write" && d.Status == protocol.ToolOK {
 		if p, ok := planOf(call.args); ok {
 			out = append(out, p)
 		}
@@ -396,13 +396,13 @@ func (t *translator) readOld(p string) (string, bool) {
 
 // stopReason maps a turn_end status to ACP's stop reason; an error turn is
 // an error of session/prompt instead.
-func stopReason(end engine.TurnEndData, lastErr string) (sdk.StopReason, error) {
+func stopReason(end protocol.TurnEndData, lastErr string) (sdk.StopReason, error) {
 	switch end.Status {
-	case engine.StatusCompleted:
+	case protocol.TurnCompleted:
 		return sdk.StopReasonEndTurn, nil
-	case engine.StatusInterrupted:
+	case protocol.TurnInterrupted:
 		return sdk.StopReasonCancelled, nil
-	case engine.StatusMaxIterations:
+	case protocol.TurnMaxIterations:
 		return sdk.StopReasonMaxTurnRequests, nil
 	}
 	msg := firstNonEmpty(lastErr, end.Reason, "the turn failed")
@@ -413,7 +413,7 @@ func stopReason(end engine.TurnEndData, lastErr string) (sdk.StopReason, error) 
 // update shows it, and, when the engine flagged a field of the card, a
 // title marked ⚠ and a first content block that says which and why. It
 // reads only the translator's root, so the question goroutines may call it.
-func (t *translator) callUpdate(d engine.PermissionRequiredData) sdk.ToolCallUpdate {
+func (t *translator) callUpdate(d protocol.PermissionRequiredData) sdk.ToolCallUpdate {
 	return sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(d.ReqID),
 		Title:      sdk.Ptr(flagTitle(toolTitle(d.Name, d.Arguments), d.Warnings)),

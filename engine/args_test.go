@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -41,7 +42,7 @@ func TestArgumentsDecodedOnce(t *testing.T) {
 		return permission.OutcomeOnce, nil
 	})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.Zero(t, r.calls.Load(), "a refused call ran")
 	require.Len(t, asked, 1, "only the valid call is asked")
 
@@ -61,7 +62,7 @@ func TestArgumentsDecodedOnce(t *testing.T) {
 
 	const canon = `{"n":1.50,"x":"a\u003cb\u003e\u0026c"}`
 	require.Equal(t, canon, string(handled))
-	perms := find[engine.PermissionRequiredData](evs)
+	perms := find[protocol.PermissionRequiredData](evs)
 	require.Len(t, perms, 1)
 	card, err := json.Marshal(perms[0].Arguments)
 	require.NoError(t, err)
@@ -69,7 +70,7 @@ func TestArgumentsDecodedOnce(t *testing.T) {
 	req, err := json.Marshal(asked[0].Arguments)
 	require.NoError(t, err)
 	require.Equal(t, canon, string(req), "the approval request is what the handler got")
-	for _, p := range find[engine.ToolProposedData](evs) {
+	for _, p := range find[protocol.ToolProposedData](evs) {
 		if p.ReqID == "c4" {
 			b, _ := json.Marshal(p.Arguments)
 			require.Equal(t, canon, string(b))

@@ -4,24 +4,17 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
-// MaxCardDiffBytes bounds CardDiff.Unified.
+// MaxCardDiffBytes bounds protocol.CardDiff.Unified.
 const MaxCardDiffBytes = 64 << 10
-
-// CardDiff is the unified diff of an approval card.
-type CardDiff struct {
-	// Unified is a unified diff of every file the call changes; at most
-	// MaxCardDiffBytes, cut at a line end when Truncated.
-	Unified   string `json:"unified"`
-	Truncated bool   `json:"truncated,omitempty"`
-}
 
 // cardDiff is the diff of an approval card: what the tool's Preview says
 // the call will change, cut to MaxCardDiffBytes at a line end; nil without
 // a Preview, when it fails or when nothing changes.
-func (t *turn) cardDiff(tg tools.Target) *CardDiff {
+func (t *turn) cardDiff(tg tools.Target) *protocol.CardDiff {
 	if tg.Spec.Preview == nil {
 		return nil
 	}
@@ -34,18 +27,18 @@ func (t *turn) cardDiff(tg tools.Target) *CardDiff {
 		return nil
 	}
 	if len(d) <= MaxCardDiffBytes {
-		return &CardDiff{Unified: d}
+		return &protocol.CardDiff{Unified: d}
 	}
 	cut := d[:cutUTF8(d, MaxCardDiffBytes)]
 	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
 		cut = cut[:i+1]
 	}
-	return &CardDiff{Unified: cut, Truncated: true}
+	return &protocol.CardDiff{Unified: cut, Truncated: true}
 }
 
 // diff checks a card's diff like a text field, except that the line ends
 // of a CRLF file alone do not flag it.
-func (c *cardCheck) diff(d *CardDiff) {
+func (c *cardCheck) diff(d *protocol.CardDiff) {
 	if d != nil && len(textKinds(strings.ReplaceAll(d.Unified, "\r\n", "\n"))) > 0 {
 		c.text("diff.unified", d.Unified)
 	}

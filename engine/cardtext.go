@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Cards that are safe to render (issue 14). The interactive events carry
@@ -17,27 +19,12 @@ import (
 // warnings and its display form, with those characters escaped, is in the
 // event's display map.
 
-// Kinds of TextWarning.
-const (
-	WarnControl   = "control"   // C0/C1 control characters other than tab and newline, line separators
-	WarnANSI      = "ansi"      // an escape sequence (ESC or CSI)
-	WarnBidi      = "bidi"      // bidirectional overrides, embeddings, isolates and marks
-	WarnInvisible = "invisible" // zero-width and other invisible characters
-	WarnBlank     = "blank"     // space separators other than U+0020 and blank look-alikes
-)
-
-// TextWarning marks one field of an interactive event whose text must not be
-// rendered as is.
-type TextWarning struct {
-	// Field is the field's path in the event's data: "question",
-	// "options[1]", "arguments.command", "arguments.todos[0].content".
-	Field string `json:"field"`
-	Kind  string `json:"kind"` // control | ansi | bidi | invisible | blank
-}
+// The warnings are protocol.TextWarning, of the kinds protocol.WarnControl,
+// WarnANSI, WarnBidi, WarnInvisible and WarnBlank.
 
 // cardCheck collects the warnings and display forms of one event.
 type cardCheck struct {
-	warnings []TextWarning
+	warnings []protocol.TextWarning
 	display  map[string]string
 }
 
@@ -48,7 +35,7 @@ func (c *cardCheck) text(field, s string) {
 		return
 	}
 	for _, k := range kinds {
-		c.warnings = append(c.warnings, TextWarning{Field: field, Kind: k})
+		c.warnings = append(c.warnings, protocol.TextWarning{Field: field, Kind: k})
 	}
 	if c.display == nil {
 		c.display = map[string]string{}
@@ -106,7 +93,7 @@ func textKinds(s string) []string {
 	for _, k := range []struct {
 		on   bool
 		name string
-	}{{control, WarnControl}, {ansi, WarnANSI}, {bidi, WarnBidi}, {invisible, WarnInvisible}, {blank, WarnBlank}} {
+	}{{control, protocol.WarnControl}, {ansi, protocol.WarnANSI}, {bidi, protocol.WarnBidi}, {invisible, protocol.WarnInvisible}, {blank, protocol.WarnBlank}} {
 		if k.on {
 			out = append(out, k.name)
 		}

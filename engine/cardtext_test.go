@@ -15,6 +15,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools/interact"
 )
 
@@ -42,29 +43,29 @@ func TestCardsSafeToRender(t *testing.T) {
 		return permission.OutcomeDeny, nil
 	})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 
-	perms := find[engine.PermissionRequiredData](evs)
+	perms := find[protocol.PermissionRequiredData](evs)
 	require.Len(t, perms, 2)
-	require.Equal(t, []engine.TextWarning{{Field: "arguments.x", Kind: engine.WarnBidi}}, perms[0].Warnings)
+	require.Equal(t, []protocol.TextWarning{{Field: "arguments.x", Kind: protocol.WarnBidi}}, perms[0].Warnings)
 	require.Equal(t, `ls \u202e; rm -rf ~ \u202c# safe`, perms[0].Display["arguments.x"])
 	require.Empty(t, perms[1].Warnings)
 	require.Nil(t, perms[1].Display)
 
-	q := find[engine.AskUserQuestionData](evs)
+	q := find[protocol.AskUserQuestionData](evs)
 	require.Len(t, q, 1)
-	require.Equal(t, []engine.TextWarning{{Field: "question", Kind: engine.WarnANSI}, {Field: "options[1]", Kind: engine.WarnInvisible}}, q[0].Warnings)
+	require.Equal(t, []protocol.TextWarning{{Field: "question", Kind: protocol.WarnANSI}, {Field: "options[1]", Kind: protocol.WarnInvisible}}, q[0].Warnings)
 	require.Equal(t, map[string]string{"question": `\x1b[2Jcontinue?`, "options[1]": `no\u200b`}, q[0].Display)
 
-	p := find[engine.PlanProposedData](evs)
+	p := find[protocol.PlanProposedData](evs)
 	require.Len(t, p, 2)
-	require.Equal(t, []engine.TextWarning{{Field: "plan", Kind: engine.WarnControl}}, p[0].Warnings)
+	require.Equal(t, []protocol.TextWarning{{Field: "plan", Kind: protocol.WarnControl}}, p[0].Warnings)
 	require.Equal(t, "1. read\n2. \\x0ddone\tok", p[0].Display["plan"], "tabs and newlines stay, \\r is escaped")
 	require.Empty(t, p[1].Warnings, "emoji sequences and ZWNJ in Persian are not flagged: %q", p[1].Plan)
 
-	d := find[engine.DirectoryRequestedData](evs)
+	d := find[protocol.DirectoryRequestedData](evs)
 	require.Len(t, d, 1)
-	require.Equal(t, []engine.TextWarning{{Field: "path", Kind: engine.WarnBidi}}, d[0].Warnings)
+	require.Equal(t, []protocol.TextWarning{{Field: "path", Kind: protocol.WarnBidi}}, d[0].Warnings)
 	require.True(t, strings.HasSuffix(d[0].Display["path"], `docs\u2066`), d[0].Display["path"])
 
 	// On the wire: omitted when clean, present when not.

@@ -14,6 +14,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -62,18 +63,18 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 		r.provider.AppendChat("Summary: the agent read many big files; nothing else happened.")
 	}
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "read everything"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 
-	compacted := find[engine.CompactedData](evs)
+	compacted := find[protocol.CompactedData](evs)
 	require.NotEmpty(t, compacted)
 	require.Equal(t, "elided", compacted[0].Method, "the soft stage comes first, without a model call")
 	summaries := 0
 	perIteration := map[int]int{}
 	iteration := 0
-	var lastCompaction *engine.CompactedData
+	var lastCompaction *protocol.CompactedData
 	for _, e := range evs {
 		switch d := e.Data.(type) {
-		case engine.LLMRequestData:
+		case protocol.LLMRequestData:
 			if d.Compact {
 				continue // the summary request of the compaction under way
 			}
@@ -82,7 +83,7 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 				require.Less(t, lastCompaction.TokensAfter, 16_000, "a compaction ends under the hard threshold")
 				lastCompaction = nil
 			}
-		case engine.CompactedData:
+		case protocol.CompactedData:
 			if d.Method == "summarized" {
 				summaries++
 				perIteration[iteration]++
@@ -96,7 +97,7 @@ func TestLongSessionCompactsWithoutSpiral(t *testing.T) {
 	}
 	require.Len(t, r.provider.ChatRequests(), summaries)
 	compactRequests := 0
-	for _, d := range find[engine.LLMRequestData](evs) {
+	for _, d := range find[protocol.LLMRequestData](evs) {
 		if d.Compact {
 			compactRequests++
 		}
@@ -122,9 +123,9 @@ func TestContextOverflowIsCompactedAndRetried(t *testing.T) {
 		scripted.Response{Text: "fits now"})
 	r.provider.AppendChat("summary of the reads")
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status, "the overflow is invisible to the caller")
-	require.Empty(t, find[engine.ErrorData](evs))
-	starts := find[engine.CompactingData](evs)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status, "the overflow is invisible to the caller")
+	require.Empty(t, find[protocol.EventErrorData](evs))
+	starts := find[protocol.CompactingData](evs)
 	require.NotEmpty(t, starts)
 	require.Equal(t, "overflow", starts[len(starts)-1].Trigger)
 }
@@ -136,8 +137,8 @@ func TestOverflowTwiceIsRetriableError(t *testing.T) {
 		scripted.Response{Err: "context_length_exceeded", ErrKind: "context_overflow"})
 	r.provider.AppendChat("summary")
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusError, last(evs).Status)
-	e := find[engine.ErrorData](evs)
+	require.Equal(t, protocol.TurnError, last(evs).Status)
+	e := find[protocol.EventErrorData](evs)
 	require.Len(t, e, 1)
 	require.True(t, e[0].Retriable)
 }

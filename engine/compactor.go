@@ -6,6 +6,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine/compaction"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // compactor adapts a compaction.Manager to the engine: its steps become
@@ -31,16 +32,16 @@ func (c compactor) State() json.RawMessage { return c.m.StateJSON() }
 func (c compactor) Restore(s json.RawMessage) error { return c.m.Restore(s) }
 
 func (c compactor) Compact(ctx context.Context, req CompactRequest, emit func(Event) bool) ([]llm.Message, error) {
-	tk := task{req.TaskID}
+	tk := req.TaskID
 	return c.m.Compact(ctx, compaction.Request{TaskID: req.TaskID, Model: req.Model, Messages: req.Messages, LastUsage: req.LastUsage, Force: req.Force, Iteration: req.Iteration}, compaction.Observer{
 		Start: func(s compaction.Start) bool {
-			return emit(Event{EventCompacting, CompactingData{task: tk, Trigger: s.Trigger, Tokens: s.Tokens, Estimated: s.Estimated, ContextWindow: s.ContextWindow, ThresholdPct: s.ThresholdPct, ThresholdTokens: s.ThresholdTokens, OutboundMessages: s.OutboundMessages}})
+			return emit(Event{protocol.EventCompacting, protocol.CompactingData{TaskID: tk, Trigger: s.Trigger, Tokens: s.Tokens, Estimated: s.Estimated, ContextWindow: s.ContextWindow, ThresholdPct: s.ThresholdPct, ThresholdTokens: s.ThresholdTokens, OutboundMessages: s.OutboundMessages}})
 		},
 		Request: func(r llm.ChatRequest) bool {
-			return emit(Event{EventLLMRequest, LLMRequestData{task: tk, ReqID: r.ReqID, LogTime: logTime(), Model: r.Model, MsgCount: len(r.Messages), Compact: true}})
+			return emit(Event{protocol.EventLLMRequest, protocol.LLMRequestData{TaskID: tk, ReqID: r.ReqID, LogTime: logTime(), Model: r.Model, MsgCount: len(r.Messages), Compact: true}})
 		},
 		Done: func(d compaction.Done) {
-			emit(Event{EventCompacted, CompactedData{task: tk, ReqID: "compact_" + req.TaskID, Method: d.Method, MessagesBefore: d.MessagesBefore, MessagesAfter: d.MessagesAfter, BoundaryIndex: d.BoundaryIndex, Model: d.Model, SummaryPreview: d.SummaryPreview, KeptUserMessages: d.KeptUserMessages, DroppedUserMessages: d.DroppedUserMessages, TokensBefore: d.TokensBefore, TokensAfter: d.TokensAfter}})
+			emit(Event{protocol.EventCompacted, protocol.CompactedData{TaskID: tk, ReqID: "compact_" + req.TaskID, Method: d.Method, MessagesBefore: d.MessagesBefore, MessagesAfter: d.MessagesAfter, BoundaryIndex: d.BoundaryIndex, Model: d.Model, SummaryPreview: d.SummaryPreview, KeptUserMessages: d.KeptUserMessages, DroppedUserMessages: d.DroppedUserMessages, TokensBefore: d.TokensBefore, TokensAfter: d.TokensAfter}})
 		},
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -67,13 +68,13 @@ func TestDispatcherCallIsDecidedAsTheRealTool(t *testing.T) {
 		return permission.OutcomeAlwaysTool, nil
 	})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 
 	require.False(t, writerRanFirst, "writer ran before its answer")
 	require.Len(t, asked, 2)
 	require.Equal(t, "srv/reader", asked[0].ToolName, "the grant key is the real tool's")
 	require.Equal(t, "srv/writer", asked[1].ToolName)
-	cards := find[engine.PermissionRequiredData](evs)
+	cards := find[protocol.PermissionRequiredData](evs)
 	require.Len(t, cards, 2)
 	require.Equal(t, "reader", cards[0].Name)
 	require.Equal(t, map[string]any{"x": "1"}, cards[0].Arguments)
@@ -85,9 +86,9 @@ func TestDispatcherCallIsDecidedAsTheRealTool(t *testing.T) {
 	require.Equal(t, []string{`{"x":"1"}`, `{"x":"3"}`, `{"x":"4"}`}, ran["reader"])
 	require.Empty(t, ran["writer"])
 	require.Equal(t, []string{"srv/reader"}, r.perms.SessionTools())
-	status := map[string]string{}
-	for _, f := range find[engine.ToolFinishedData](evs) {
+	status := map[string]protocol.ToolStatus{}
+	for _, f := range find[protocol.ToolFinishedData](evs) {
 		status[f.ReqID] = f.Status
 	}
-	require.Equal(t, map[string]string{"c1": engine.ToolOK, "c2": engine.ToolDenied, "c3": engine.ToolOK, "c4": engine.ToolOK, "c5": engine.ToolError}, status)
+	require.Equal(t, map[string]protocol.ToolStatus{"c1": protocol.ToolOK, "c2": protocol.ToolDenied, "c3": protocol.ToolOK, "c4": protocol.ToolOK, "c5": protocol.ToolError}, status)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zqagent/sidecar/engine/compaction"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -82,18 +83,18 @@ type Engine struct {
 	ledger Ledger
 
 	mu           sync.Mutex
-	cur          *turn               // guarded by mu; the running turn (nil: idle), set by begin and end only
-	turns        int                 // guarded by mu; turns this engine began
-	model        string              // guarded by mu
-	instructions string              // guarded by mu
-	messages     []llm.Message       // guarded by mu
-	steering     []steer             // guarded by mu
-	approver     permission.Approver // guarded by mu
-	interactor   tools.Interactor    // guarded by mu
-	lastErr      *ErrorData          // guarded by mu; set when the last turn ended in error
-	closed       bool                // guarded by mu
-	onClose      []func() error      // guarded by mu
-	onTurnStart  []func()            // guarded by mu
+	cur          *turn                    // guarded by mu; the running turn (nil: idle), set by begin and end only
+	turns        int                      // guarded by mu; turns this engine began
+	model        string                   // guarded by mu
+	instructions string                   // guarded by mu
+	messages     []llm.Message            // guarded by mu
+	steering     []steer                  // guarded by mu
+	approver     permission.Approver      // guarded by mu
+	interactor   tools.Interactor         // guarded by mu
+	lastErr      *protocol.EventErrorData // guarded by mu; set when the last turn ended in error
+	closed       bool                     // guarded by mu
+	onClose      []func() error           // guarded by mu
+	onTurnStart  []func()                 // guarded by mu
 }
 
 type steer struct {
@@ -317,7 +318,7 @@ func (e *Engine) PendingSteering() []string {
 }
 
 // LastError returns the error that ended the last turn, if it ended in one.
-func (e *Engine) LastError() *ErrorData {
+func (e *Engine) LastError() *protocol.EventErrorData {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.lastErr == nil {
@@ -331,7 +332,7 @@ func (e *Engine) LastError() *ErrorData {
 // store says of a restored session, so that Retry can run it again after a
 // restart (or an engine reload) as it could before. It changes nothing
 // once a turn of this engine has begun.
-func (e *Engine) RestoreLastError(d ErrorData) {
+func (e *Engine) RestoreLastError(d protocol.EventErrorData) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.turns > 0 || e.lastErr != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/interact"
 )
@@ -98,18 +99,18 @@ func collect(seq iter.Seq[engine.Event]) []engine.Event {
 	return out
 }
 
-func types(evs []engine.Event) []engine.EventType {
-	out := make([]engine.EventType, len(evs))
+func types(evs []engine.Event) []protocol.EventType {
+	out := make([]protocol.EventType, len(evs))
 	for i, e := range evs {
 		out[i] = e.Type
 	}
 	return out
 }
 
-func compactTypes(evs []engine.Event) []engine.EventType {
-	var out []engine.EventType
+func compactTypes(evs []engine.Event) []protocol.EventType {
+	var out []protocol.EventType
 	for _, e := range evs {
-		if e.Type == engine.EventAssistantDelta || e.Type == engine.EventReasoningDelta {
+		if e.Type == protocol.EventAssistantDelta || e.Type == protocol.EventReasoningDelta {
 			if len(out) > 0 && out[len(out)-1] == e.Type {
 				continue
 			}
@@ -119,21 +120,21 @@ func compactTypes(evs []engine.Event) []engine.EventType {
 	return out
 }
 
-func last(evs []engine.Event) engine.TurnEndData {
-	return evs[len(evs)-1].Data.(engine.TurnEndData)
+func last(evs []engine.Event) protocol.TurnEndData {
+	return evs[len(evs)-1].Data.(protocol.TurnEndData)
 }
 
 func countTurnEnds(evs []engine.Event) int {
 	n := 0
 	for _, e := range evs {
-		if e.Type == engine.EventTurnEnd {
+		if e.Type == protocol.EventTurnEnd {
 			n++
 		}
 	}
 	return n
 }
 
-func find[T engine.EventData](evs []engine.Event) []T {
+func find[T protocol.EventData](evs []engine.Event) []T {
 	var out []T
 	for _, e := range evs {
 		if d, ok := e.Data.(T); ok {
@@ -146,22 +147,22 @@ func find[T engine.EventData](evs []engine.Event) []T {
 func TestTextTurnEventOrder(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Text: "hello there, world", Reasoning: "thinking", Usage: &llm.Usage{PromptTokens: 10, CompletionTokens: 3, TotalTokens: 13}})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{ID: "t1", Input: engine.Input{Text: "hi"}}))
-	require.Equal(t, []engine.EventType{
-		engine.EventTurnStart, engine.EventLLMRequest, engine.EventReasoningDelta, engine.EventAssistantDelta,
-		engine.EventAssistantMessage, engine.EventIterationEnd, engine.EventTurnEnd,
+	require.Equal(t, []protocol.EventType{
+		protocol.EventTurnStart, protocol.EventLLMRequest, protocol.EventReasoningDelta, protocol.EventAssistantDelta,
+		protocol.EventAssistantMessage, protocol.EventIterationEnd, protocol.EventTurnEnd,
 	}, compactTypes(evs))
 	end := last(evs)
-	require.Equal(t, engine.StatusCompleted, end.Status)
+	require.Equal(t, protocol.TurnCompleted, end.Status)
 	require.Equal(t, 1, end.Iterations)
 	for _, e := range evs {
 		require.Equal(t, "t1", e.TaskID(), "every event carries the turn id (%s)", e.Type)
 	}
-	msg := find[engine.AssistantMessageData](evs)[0]
+	msg := find[protocol.AssistantMessageData](evs)[0]
 	require.Equal(t, "hello there, world", msg.Text)
 	require.Equal(t, "thinking", msg.Reasoning)
 	require.Equal(t, 13, msg.Usage.TotalTokens)
 	var text strings.Builder
-	for _, d := range find[engine.DeltaData](evs) {
+	for _, d := range find[protocol.DeltaData](evs) {
 		text.WriteString(d.Text)
 	}
 	require.Equal(t, "thinkinghello there, world", text.String())
@@ -196,14 +197,14 @@ func TestParallelLowRiskToolsAndResultsInHistory(t *testing.T) {
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "echo", `{"x":"a"}`), call("c2", "echo", `{"x":"b"}`)}},
 		scripted.Response{Text: "done"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.Equal(t, int32(2), r.calls.Load())
-	fin := find[engine.ToolFinishedData](evs)
+	fin := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fin, 2)
 	for _, f := range fin {
-		require.Equal(t, engine.ToolOK, f.Status)
+		require.Equal(t, protocol.ToolOK, f.Status)
 	}
-	require.Len(t, find[engine.PermissionRequiredData](evs), 0)
+	require.Len(t, find[protocol.PermissionRequiredData](evs), 0)
 	// The second request carries both tool results.
 	second := r.provider.Requests()[1].Messages
 	got := map[string]string{}
@@ -222,12 +223,12 @@ func TestApprovalOutcomes(t *testing.T) {
 		outcome     permission.Outcome
 		wantRuns    int32
 		wantAsks    int
-		wantStatus  string
+		wantStatus  protocol.ToolStatus
 		secondTools int
 	}{
-		{"once asks twice", permission.OutcomeOnce, 2, 2, engine.ToolOK, 2},
-		{"always_tool asks once", permission.OutcomeAlwaysTool, 2, 1, engine.ToolOK, 2},
-		{"deny runs nothing", permission.OutcomeDeny, 0, 2, engine.ToolDenied, 2},
+		{"once asks twice", permission.OutcomeOnce, 2, 2, protocol.ToolOK, 2},
+		{"always_tool asks once", permission.OutcomeAlwaysTool, 2, 1, protocol.ToolOK, 2},
+		{"deny runs nothing", permission.OutcomeDeny, 0, 2, protocol.ToolDenied, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,17 +242,17 @@ func TestApprovalOutcomes(t *testing.T) {
 				return tc.outcome, nil
 			})
 			evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-			require.Equal(t, engine.StatusCompleted, last(evs).Status)
+			require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 			require.Equal(t, tc.wantRuns, r.calls.Load())
 			require.Len(t, asked, tc.wantAsks)
-			perms := find[engine.PermissionRequiredData](evs)
+			perms := find[protocol.PermissionRequiredData](evs)
 			require.Len(t, perms, tc.wantAsks)
 			for i, p := range perms {
 				require.NotEmpty(t, p.RequestID)
 				require.Equal(t, asked[i].RequestID, p.RequestID, "the event's requestId is the approver's")
 				require.Equal(t, asked[i].ToolCallID, p.ReqID)
 			}
-			for _, f := range find[engine.ToolFinishedData](evs) {
+			for _, f := range find[protocol.ToolFinishedData](evs) {
 				require.Equal(t, tc.wantStatus, f.Status)
 			}
 		})
@@ -261,9 +262,9 @@ func TestApprovalOutcomes(t *testing.T) {
 func TestNoApproverFailsClosed(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", `{}`)}}, scripted.Response{Text: "never"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusError, last(evs).Status)
+	require.Equal(t, protocol.TurnError, last(evs).Status)
 	require.Equal(t, int32(0), r.calls.Load())
-	errs := find[engine.ErrorData](evs)
+	errs := find[protocol.EventErrorData](evs)
 	require.Len(t, errs, 1)
 	require.Equal(t, "approval", errs[0].ErrorType)
 	require.Equal(t, 1, countTurnEnds(evs))
@@ -276,8 +277,8 @@ func TestDefaultApprovalDeny(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.DefaultApproval = permission.DefaultApproval("deny") },
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", `{}`)}}, scripted.Response{Text: "ok"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	require.Equal(t, engine.ToolDenied, find[engine.ToolFinishedData](evs)[0].Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	require.Equal(t, protocol.ToolDenied, find[protocol.ToolFinishedData](evs)[0].Status)
 	require.Equal(t, int32(0), r.calls.Load())
 }
 
@@ -288,7 +289,7 @@ func TestReadOnlyModeDeniesExec(t *testing.T) {
 		return permission.OutcomeDeny, nil
 	})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.ToolDenied, find[engine.ToolFinishedData](evs)[0].Status)
+	require.Equal(t, protocol.ToolDenied, find[protocol.ToolFinishedData](evs)[0].Status)
 	require.Equal(t, int32(0), r.calls.Load())
 }
 
@@ -297,7 +298,7 @@ func TestToolErrorsBecomeResults(t *testing.T) {
 		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "fail", `{}`), call("c2", "panic", `{}`), call("c3", "nosuch", `{}`), call("c4", "echo", `not json`)}},
 		scripted.Response{Text: "recovered"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	results := map[string]map[string]string{}
 	for _, m := range r.eng.Messages() {
 		if m.Role == llm.RoleTool {
@@ -310,8 +311,8 @@ func TestToolErrorsBecomeResults(t *testing.T) {
 	require.Equal(t, "panic", results["c2"]["error_type"])
 	require.Equal(t, "unknown_tool", results["c3"]["error_type"])
 	require.Equal(t, "invalid_arguments", results["c4"]["error_type"])
-	for _, f := range find[engine.ToolFinishedData](evs) {
-		require.Equal(t, engine.ToolError, f.Status)
+	for _, f := range find[protocol.ToolFinishedData](evs) {
+		require.Equal(t, protocol.ToolError, f.Status)
 	}
 }
 
@@ -331,12 +332,12 @@ func TestDisabledToolIsRefusedByName(t *testing.T) {
 			return permission.OutcomeOnce, nil
 		})
 		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-		require.Equal(t, engine.StatusCompleted, last(evs).Status)
+		require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 		require.Equal(t, int32(0), r.calls.Load(), "%s: a disabled tool never runs", mode)
-		require.Empty(t, find[engine.ToolStartedData](evs))
-		require.Empty(t, find[engine.PermissionRequiredData](evs), "nothing to approve: the call is refused")
-		for _, f := range find[engine.ToolFinishedData](evs) {
-			require.Equal(t, engine.ToolError, f.Status)
+		require.Empty(t, find[protocol.ToolStartedData](evs))
+		require.Empty(t, find[protocol.PermissionRequiredData](evs), "nothing to approve: the call is refused")
+		for _, f := range find[protocol.ToolFinishedData](evs) {
+			require.Equal(t, protocol.ToolError, f.Status)
 			require.Contains(t, f.ResultPreview, "tool_disabled")
 		}
 		for _, ts := range r.provider.Requests()[0].Tools {
@@ -377,14 +378,14 @@ func TestBackPressure(t *testing.T) {
 		next, stop := iter.Pull(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 		ev, ok := next()
 		require.True(t, ok)
-		require.Equal(t, engine.EventTurnStart, ev.Type)
+		require.Equal(t, protocol.EventTurnStart, ev.Type)
 		// The consumer does not pull: the engine must not reach the model.
 		synctest.Wait()
 		require.Len(t, r.provider.Requests(), 0)
 		for {
 			ev, ok = next()
 			require.True(t, ok)
-			if ev.Type == engine.EventToolProposed {
+			if ev.Type == protocol.EventToolProposed {
 				break
 			}
 		}
@@ -398,7 +399,7 @@ func TestBackPressure(t *testing.T) {
 		require.Equal(t, llm.RoleTool, h[len(h)-1].Role)
 		r.provider.Append(scripted.Response{Text: "next"})
 		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
-		require.Equal(t, engine.StatusCompleted, last(evs).Status)
+		require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	})
 }
 
@@ -407,19 +408,19 @@ func TestInterruptDuringStreaming(t *testing.T) {
 	var evs []engine.Event
 	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		evs = append(evs, ev)
-		if ev.Type == engine.EventAssistantDelta {
+		if ev.Type == protocol.EventAssistantDelta {
 			r.eng.Interrupt()
 		}
 	}
 	tail := types(evs[len(evs)-2:])
-	require.Equal(t, []engine.EventType{engine.EventInterrupted, engine.EventTurnEnd}, tail)
-	require.Equal(t, engine.StatusInterrupted, last(evs).Status)
+	require.Equal(t, []protocol.EventType{protocol.EventInterrupted, protocol.EventTurnEnd}, tail)
+	require.Equal(t, protocol.TurnInterrupted, last(evs).Status)
 	require.Equal(t, 1, countTurnEnds(evs))
 	for _, m := range r.eng.Messages() {
 		require.NotEqual(t, llm.RoleAssistant, m.Role, "a cut-off response is not kept")
 	}
 	evs = collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "again"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 }
 
 func TestInterruptDuringSlowTool(t *testing.T) {
@@ -438,8 +439,8 @@ func TestInterruptDuringSlowTool(t *testing.T) {
 	}()
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	<-cancelled
-	require.Equal(t, engine.StatusInterrupted, last(evs).Status)
-	require.Equal(t, engine.ToolInterrupted, find[engine.ToolFinishedData](evs)[0].Status)
+	require.Equal(t, protocol.TurnInterrupted, last(evs).Status)
+	require.Equal(t, protocol.ToolInterrupted, find[protocol.ToolFinishedData](evs)[0].Status)
 	require.Len(t, r.provider.Requests(), 1)
 }
 
@@ -455,7 +456,7 @@ func TestBreakOutAtToolStartedRunsNothing(t *testing.T) {
 		return nil, ctx.Err()
 	}})
 	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
-		if ev.Type == engine.EventToolStarted {
+		if ev.Type == protocol.EventToolStarted {
 			break
 		}
 	}
@@ -473,11 +474,11 @@ func TestSteeringInjectedBetweenIterations(t *testing.T) {
 	var evs []engine.Event
 	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		evs = append(evs, ev)
-		if ev.Type == engine.EventToolStarted {
+		if ev.Type == protocol.EventToolStarted {
 			r.eng.QueueSteering("also run the tests", nil, nil)
 		}
 	}
-	st := find[engine.QueueSteeringData](evs)
+	st := find[protocol.QueueSteeringData](evs)
 	require.Len(t, st, 1)
 	require.Equal(t, "also run the tests", st[0].Text)
 	second := r.provider.Requests()[1].Messages
@@ -491,12 +492,12 @@ func TestRetryAfterRetriableError(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, nil, scripted.Response{Err: "upstream exploded", ErrKind: "server"}, scripted.Response{Text: "second try"})
 	require.Empty(t, collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnRetry})), "nothing to retry yet")
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusError, last(evs).Status)
-	e := find[engine.ErrorData](evs)[0]
+	require.Equal(t, protocol.TurnError, last(evs).Status)
+	e := find[protocol.EventErrorData](evs)[0]
 	require.True(t, e.Retriable)
 	require.Equal(t, "server", e.ErrorType)
 	evs = collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnRetry}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	h := r.eng.Messages()
 	require.Equal(t, "second try", h[len(h)-1].Content)
 	users := 0
@@ -511,8 +512,8 @@ func TestRetryAfterRetriableError(t *testing.T) {
 func TestConfigErrorIsNotRetriable(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.Model = "" })
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusError, last(evs).Status)
-	e := find[engine.ErrorData](evs)[0]
+	require.Equal(t, protocol.TurnError, last(evs).Status)
+	e := find[protocol.EventErrorData](evs)[0]
 	require.False(t, e.Retriable)
 	require.Equal(t, "config", e.ErrorType)
 	require.Contains(t, e.Error, "model")
@@ -530,7 +531,7 @@ func TestResumeUnansweredCalls(t *testing.T) {
 		return permission.OutcomeOnce, nil
 	})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnResume, ID: "t-old"}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.Equal(t, "t-old", last(evs).TaskID)
 	require.Equal(t, int32(1), r.calls.Load(), "only the unanswered call runs")
 	require.Empty(t, collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnResume})), "nothing left to resume")
@@ -541,13 +542,13 @@ func TestMaxIterations(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.MaxIterations = 2 }, loop, loop, loop)
 		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-		require.Equal(t, engine.StatusMaxIterations, last(evs).Status)
+		require.Equal(t, protocol.TurnMaxIterations, last(evs).Status)
 		require.Len(t, r.provider.Requests(), 2)
 	})
 	t.Run("finalize", func(t *testing.T) {
 		r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.MaxIterations = 2; o.FinalizeOnMaxIterations = true }, loop, loop, scripted.Response{Text: "report"})
 		evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-		require.Equal(t, engine.StatusMaxIterations, last(evs).Status)
+		require.Equal(t, protocol.TurnMaxIterations, last(evs).Status)
 		reqs := r.provider.Requests()
 		require.Len(t, reqs, 3)
 		require.Empty(t, reqs[2].Tools, "the final turn has no tools")
@@ -571,7 +572,7 @@ func TestHookPanicsDoNotStopTheTurn(t *testing.T) {
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.Hook = engine.CompositeHook{h, other} },
 		scripted.Response{Text: "text", ToolCalls: []llm.ToolCall{call("c1", "echo", `{}`)}}, scripted.Response{Text: "done"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.True(t, h.ended.Load())
 	require.True(t, other.ended.Load(), "a panic in one hook does not starve the next")
 }
@@ -584,7 +585,7 @@ func TestConcurrentRunRefused(t *testing.T) {
 	wg.Go(func() {
 		for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "first"}}) {
 			first = append(first, ev)
-			if ev.Type == engine.EventLLMRequest {
+			if ev.Type == protocol.EventLLMRequest {
 				close(inFlight)
 			}
 		}
@@ -592,12 +593,12 @@ func TestConcurrentRunRefused(t *testing.T) {
 	<-inFlight
 	before := r.eng.Messages()
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "second"}}))
-	require.Equal(t, []engine.EventType{engine.EventError, engine.EventTurnEnd}, types(evs))
-	require.Equal(t, "busy", find[engine.ErrorData](evs)[0].ErrorType)
+	require.Equal(t, []protocol.EventType{protocol.EventError, protocol.EventTurnEnd}, types(evs))
+	require.Equal(t, "busy", find[protocol.EventErrorData](evs)[0].ErrorType)
 	require.Equal(t, before, r.eng.Messages(), "the refused run leaves the history alone")
 	r.eng.Interrupt()
 	wg.Wait()
-	require.Equal(t, engine.StatusInterrupted, last(first).Status)
+	require.Equal(t, protocol.TurnInterrupted, last(first).Status)
 }
 
 // fakeHandlers answers interactive tools.
@@ -629,12 +630,12 @@ func TestInteractiveToolsEmitRequestEvents(t *testing.T) {
 	h := &fakeHandlers{}
 	r.eng.SetInteractor(h)
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	q := find[engine.AskUserQuestionData](evs)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	q := find[protocol.AskUserQuestionData](evs)
 	require.Len(t, q, 1)
 	require.Equal(t, "color?", q[0].Question)
 	require.Equal(t, "q1", q[0].ReqID)
-	p := find[engine.PlanProposedData](evs)
+	p := find[protocol.PlanProposedData](evs)
 	require.Len(t, p, 1)
 	require.Equal(t, []string{q[0].RequestID, p[0].RequestID}, h.requestIDs, "handlers see the events' request ids")
 	var toolResults []string
@@ -652,8 +653,8 @@ func TestInteractiveWithoutHandlerIsToolError(t *testing.T) {
 		scripted.Response{ToolCalls: []llm.ToolCall{call("q1", "ask_user", `{"question":"?"}`)}}, scripted.Response{Text: "ok"})
 	interact.RegisterAskTool(r.reg, r.eng.Interactor())
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	require.Equal(t, engine.ToolError, find[engine.ToolFinishedData](evs)[0].Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	require.Equal(t, protocol.ToolError, find[protocol.ToolFinishedData](evs)[0].Status)
 }
 
 // Messages shares the history with the engine, so the engine never changes

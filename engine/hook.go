@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Hook receives the engine's lifecycle callbacks (seed §11.1). Callbacks are
@@ -26,13 +27,13 @@ type Hook interface {
 	OnToolFinished(name, status, resultPreview string)
 	OnPermissionRequired(name, reason string)
 	OnIterationEnd(iteration int)
-	OnCompacting(info CompactingData)
-	OnCompacted(text string, info CompactedData)
-	OnError(err, errorType string, info ErrorData)
+	OnCompacting(info protocol.CompactingData)
+	OnCompacted(text string, info protocol.CompactedData)
+	OnError(err, errorType string, info protocol.EventErrorData)
 	OnRetry(attempt, max int, reason string)
 	OnInterrupted(iterations int)
 	// OnEvent receives the events no callback above matches.
-	OnEvent(typ EventType, data EventData)
+	OnEvent(typ protocol.EventType, data protocol.EventData)
 }
 
 // Observer is an optional interface of a Hook that also wants every event
@@ -54,12 +55,12 @@ func (BaseHook) OnToolStarted(string)                            {}
 func (BaseHook) OnToolFinished(string, string, string)           {}
 func (BaseHook) OnPermissionRequired(string, string)             {}
 func (BaseHook) OnIterationEnd(int)                              {}
-func (BaseHook) OnCompacting(CompactingData)                     {}
-func (BaseHook) OnCompacted(string, CompactedData)               {}
-func (BaseHook) OnError(string, string, ErrorData)               {}
+func (BaseHook) OnCompacting(protocol.CompactingData)            {}
+func (BaseHook) OnCompacted(string, protocol.CompactedData)      {}
+func (BaseHook) OnError(string, string, protocol.EventErrorData) {}
 func (BaseHook) OnRetry(int, int, string)                        {}
 func (BaseHook) OnInterrupted(int)                               {}
-func (BaseHook) OnEvent(EventType, EventData)                    {}
+func (BaseHook) OnEvent(protocol.EventType, protocol.EventData)  {}
 
 var _ Hook = BaseHook{}
 
@@ -100,16 +101,20 @@ func (c CompositeHook) OnPermissionRequired(n, r string) {
 	c.each(func(h Hook) { h.OnPermissionRequired(n, r) })
 }
 func (c CompositeHook) OnIterationEnd(i int) { c.each(func(h Hook) { h.OnIterationEnd(i) }) }
-func (c CompositeHook) OnCompacting(info CompactingData) {
+func (c CompositeHook) OnCompacting(info protocol.CompactingData) {
 	c.each(func(h Hook) { h.OnCompacting(info) })
 }
-func (c CompositeHook) OnCompacted(t string, i CompactedData) {
+func (c CompositeHook) OnCompacted(t string, i protocol.CompactedData) {
 	c.each(func(h Hook) { h.OnCompacted(t, i) })
 }
-func (c CompositeHook) OnError(e, t string, i ErrorData) { c.each(func(h Hook) { h.OnError(e, t, i) }) }
-func (c CompositeHook) OnRetry(a, m int, r string)       { c.each(func(h Hook) { h.OnRetry(a, m, r) }) }
-func (c CompositeHook) OnInterrupted(n int)              { c.each(func(h Hook) { h.OnInterrupted(n) }) }
-func (c CompositeHook) OnEvent(t EventType, d EventData) { c.each(func(h Hook) { h.OnEvent(t, d) }) }
+func (c CompositeHook) OnError(e, t string, i protocol.EventErrorData) {
+	c.each(func(h Hook) { h.OnError(e, t, i) })
+}
+func (c CompositeHook) OnRetry(a, m int, r string) { c.each(func(h Hook) { h.OnRetry(a, m, r) }) }
+func (c CompositeHook) OnInterrupted(n int)        { c.each(func(h Hook) { h.OnInterrupted(n) }) }
+func (c CompositeHook) OnEvent(t protocol.EventType, d protocol.EventData) {
+	c.each(func(h Hook) { h.OnEvent(t, d) })
+}
 
 // Observe forwards the event to the members that are Observers.
 func (c CompositeHook) Observe(ev Event) {
@@ -145,37 +150,37 @@ func dispatch(h Hook, ev Event) {
 	}
 	safeCall(func() {
 		switch d := ev.Data.(type) {
-		case TurnStartData:
+		case protocol.TurnStartData:
 			h.OnTurnStart(d.Input)
-		case TurnEndData:
-			h.OnTurnEnd(d.Status, d.Iterations, d.ProducedFiles)
-		case DeltaData:
-			if ev.Type == EventReasoningDelta {
+		case protocol.TurnEndData:
+			h.OnTurnEnd(string(d.Status), d.Iterations, d.ProducedFiles)
+		case protocol.DeltaData:
+			if ev.Type == protocol.EventReasoningDelta {
 				h.OnReasoningDelta(d.Text)
 			} else {
 				h.OnAssistantDelta(d.Text)
 			}
-		case AssistantMessageData:
-			h.OnAssistantMessage(d.Text, d.ToolCalls, d.Usage)
-		case ToolProposedData:
+		case protocol.AssistantMessageData:
+			h.OnAssistantMessage(d.Text, d.ToolCalls, (*llm.Usage)(d.Usage))
+		case protocol.ToolProposedData:
 			h.OnToolProposed(d.Name, d.Arguments)
-		case ToolStartedData:
+		case protocol.ToolStartedData:
 			h.OnToolStarted(d.Name)
-		case ToolFinishedData:
-			h.OnToolFinished(d.Name, d.Status, d.ResultPreview)
-		case PermissionRequiredData:
+		case protocol.ToolFinishedData:
+			h.OnToolFinished(d.Name, string(d.Status), d.ResultPreview)
+		case protocol.PermissionRequiredData:
 			h.OnPermissionRequired(d.Name, d.Reason)
-		case IterationEndData:
+		case protocol.IterationEndData:
 			h.OnIterationEnd(d.Iteration)
-		case CompactingData:
+		case protocol.CompactingData:
 			h.OnCompacting(d)
-		case CompactedData:
+		case protocol.CompactedData:
 			h.OnCompacted(d.SummaryPreview, d)
-		case ErrorData:
+		case protocol.EventErrorData:
 			h.OnError(d.Error, d.ErrorType, d)
-		case LLMRetryData:
+		case protocol.LLMRetryData:
 			h.OnRetry(d.Attempt, d.Max, d.Reason)
-		case InterruptedData:
+		case protocol.InterruptedData:
 			h.OnInterrupted(d.Iterations)
 		default:
 			h.OnEvent(ev.Type, ev.Data)

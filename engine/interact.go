@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -50,7 +51,7 @@ func (x interactor) AskUser(ctx context.Context, callID string, q tools.Question
 		for i, o := range opts {
 			c.text(fmt.Sprintf("options[%d]", i), o)
 		}
-		return Event{EventAskUserQuestion, AskUserQuestionData{task: task{taskID}, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi, Warnings: c.warnings, Display: c.display}}
+		return Event{protocol.EventAskUserQuestion, protocol.AskUserQuestionData{TaskID: taskID, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return "", err
@@ -63,7 +64,7 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, p tools.Plan
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		var c cardCheck
 		c.text("plan", p.Plan)
-		return Event{EventPlanProposed, PlanProposedData{task: task{taskID}, ReqID: callID, RequestID: rid, Plan: p.Plan, Warnings: c.warnings, Display: c.display}}
+		return Event{protocol.EventPlanProposed, protocol.PlanProposedData{TaskID: taskID, ReqID: callID, RequestID: rid, Plan: p.Plan, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
 		return tools.PlanAnswer{}, err
@@ -80,7 +81,7 @@ func (x interactor) RequestDirectory(ctx context.Context, callID string, d tools
 		c.text("requestedPath", d.RequestedPath)
 		c.text("link", d.Link)
 		c.text("linkTarget", d.LinkTarget)
-		return Event{EventDirectoryRequested, DirectoryRequestedData{task: task{taskID}, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable,
+		return Event{protocol.EventDirectoryRequested, protocol.DirectoryRequestedData{TaskID: taskID, ReqID: callID, RequestID: rid, Reason: d.Reason, Path: d.Path, Writable: d.Writable,
 			OutsideProject: d.OutsideProject, RequestedPath: d.RequestedPath, Link: d.Link, LinkTarget: d.LinkTarget,
 			Warnings: c.warnings, Display: c.display}}
 	})

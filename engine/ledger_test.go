@@ -14,6 +14,7 @@ import (
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -46,17 +47,17 @@ func TestLedgerFailureRunsNothing(t *testing.T) {
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
 	require.Zero(t, r.calls.Load(), "no handler ran")
 	require.Equal(t, int32(1), l.begun.Load(), "the first failure stops the turn: nothing else starts")
-	fins := find[engine.ToolFinishedData](evs)
+	fins := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fins, 2)
-	require.Equal(t, engine.ToolError, fins[0].Status)
+	require.Equal(t, protocol.ToolError, fins[0].Status)
 	require.Equal(t, "not_recorded", fins[0].Reason)
 	require.Contains(t, fins[0].ResultPreview, "did not run it")
-	require.Equal(t, engine.ToolInterrupted, fins[1].Status)
-	require.Empty(t, find[engine.PermissionRequiredData](evs), "nothing more is asked once the turn fails")
-	errs := find[engine.ErrorData](evs)
+	require.Equal(t, protocol.ToolInterrupted, fins[1].Status)
+	require.Empty(t, find[protocol.PermissionRequiredData](evs), "nothing more is asked once the turn fails")
+	errs := find[protocol.EventErrorData](evs)
 	require.Len(t, errs, 1)
 	require.Equal(t, "storage", errs[0].ErrorType)
-	require.Equal(t, engine.StatusError, last(evs).Status)
+	require.Equal(t, protocol.TurnError, last(evs).Status)
 	require.Equal(t, 1, countTurnEnds(evs))
 	require.Len(t, r.provider.Requests(), 1, "the model is not asked again")
 }
@@ -72,13 +73,13 @@ func TestResumeSkipsStartedCalls(t *testing.T) {
 	l := &failingLedger{started: []string{"c1"}}
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) { o.Messages = history; o.Ledger = okLedger{l} }, scripted.Response{Text: "checked"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Kind: engine.TurnResume, ID: "t-new", From: "t-dead"}))
-	fins := find[engine.ToolFinishedData](evs)
+	fins := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fins, 2)
 	require.Equal(t, "c1", fins[0].ReqID)
 	require.Contains(t, fins[0].ResultPreview, "may have run")
-	require.Equal(t, engine.ToolOK, fins[1].Status)
+	require.Equal(t, protocol.ToolOK, fins[1].Status)
 	require.Equal(t, int32(1), r.calls.Load(), "only c2 ran")
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	require.Equal(t, "t-new", last(evs).TaskID)
 }
 
@@ -116,12 +117,12 @@ func TestTurnEndWaitsForTools(t *testing.T) {
 		for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 			evs = append(evs, ev)
 			switch ev.Type {
-			case engine.EventToolFinished, engine.EventTurnEnd:
+			case protocol.EventToolFinished, protocol.EventTurnEnd:
 				require.True(t, returned.Load(), "%s before the tool returned", ev.Type)
 			}
 		}
-		require.Equal(t, engine.StatusInterrupted, last(evs).Status)
-		require.Equal(t, engine.ToolOK, find[engine.ToolFinishedData](evs)[0].Status, "it ran to its end: its real result is kept")
+		require.Equal(t, protocol.TurnInterrupted, last(evs).Status)
+		require.Equal(t, protocol.ToolOK, find[protocol.ToolFinishedData](evs)[0].Status, "it ran to its end: its real result is kept")
 	})
 }
 
@@ -140,13 +141,13 @@ func TestSuspendRecordsNothingMore(t *testing.T) {
 		<-asked
 		r.eng.Suspend()
 	}()
-	var after []engine.EventType
+	var after []protocol.EventType
 	seen := false
 	for ev := range r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}) {
 		if seen {
 			after = append(after, ev.Type)
 		}
-		seen = seen || ev.Type == engine.EventPermissionRequired
+		seen = seen || ev.Type == protocol.EventPermissionRequired
 	}
 	require.True(t, seen)
 	require.Empty(t, after, "nothing is emitted after the suspension")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Run runs one turn and yields its events in order. The engine makes no
@@ -31,7 +32,7 @@ func (e *Engine) Run(ctx context.Context, tn Turn) iter.Seq[Event] {
 		return e.resume(ctx, tn.ID, from)
 	}
 	in := tn.Input
-	return e.start(ctx, tn.ID, func(t *turn) string {
+	return e.start(ctx, tn.ID, func(t *turn) protocol.TurnStatus {
 		e.stripOldAttachments()
 		// Calls a turn left unanswered (it was interrupted while suspended, or
 		// died with the process) get a result first: a model API refuses a
@@ -41,8 +42,8 @@ func (e *Engine) Run(ctx context.Context, tn Turn) iter.Seq[Event] {
 				Content: *errorJSON("this call did not complete: its turn was interrupted before it finished (it may not have run)", "interrupted")})
 		}
 		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: in.Text, Attachments: in.Attachments, AttachmentRefs: in.Refs})
-		if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: in.Text, AttachmentCount: len(in.Attachments), Attachments: in.Refs}}) {
-			return StatusInterrupted
+		if !t.emit(Event{protocol.EventTurnStart, protocol.TurnStartData{TaskID: t.taskID, Input: in.Text, AttachmentCount: len(in.Attachments), Attachments: attachmentRefs(in.Refs)}}) {
+			return protocol.TurnInterrupted
 		}
 		return t.loop()
 	})
@@ -55,9 +56,9 @@ func (e *Engine) retry(ctx context.Context, taskID string) iter.Seq[Event] {
 		if last == nil || !last.Retriable {
 			return
 		}
-		for ev := range e.start(ctx, taskID, func(t *turn) string {
-			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Input: ""}}) {
-				return StatusInterrupted
+		for ev := range e.start(ctx, taskID, func(t *turn) protocol.TurnStatus {
+			if !t.emit(Event{protocol.EventTurnStart, protocol.TurnStartData{TaskID: t.taskID, Input: ""}}) {
+				return protocol.TurnInterrupted
 			}
 			return t.loop()
 		}) {
@@ -81,10 +82,10 @@ func (e *Engine) resume(ctx context.Context, taskID, from string) iter.Seq[Event
 		if len(e.unansweredCalls()) == 0 {
 			return
 		}
-		for ev := range e.start(ctx, taskID, func(t *turn) string {
+		for ev := range e.start(ctx, taskID, func(t *turn) protocol.TurnStatus {
 			calls := e.unansweredCalls()
-			if !t.emit(Event{EventTurnStart, TurnStartData{task: task{t.taskID}, Resumed: true, Input: ""}}) {
-				return StatusInterrupted
+			if !t.emit(Event{protocol.EventTurnStart, protocol.TurnStartData{TaskID: t.taskID, Resumed: true, Input: ""}}) {
+				return protocol.TurnInterrupted
 			}
 			t.iteration = 1
 			started, err := e.ledger.Started(t.ctx, from)
@@ -94,7 +95,7 @@ func (e *Engine) resume(ctx context.Context, taskID, from string) iter.Seq[Event
 			rest := calls[:0:0]
 			for _, c := range calls {
 				if slices.Contains(started, c.ID) {
-					t.finish(&callState{call: c}, ToolError, "sidecar_restart", errorJSON(MayHaveRunResult, "may_have_run"))
+					t.finish(&callState{call: c}, protocol.ToolError, "sidecar_restart", errorJSON(MayHaveRunResult, "may_have_run"))
 					continue
 				}
 				rest = append(rest, c)
@@ -161,7 +162,7 @@ func (e *Engine) unansweredCalls() []llm.ToolCall {
 
 // loop runs iterations until the model stops calling tools, the iteration
 // limit, an error or an interrupt.
-func (t *turn) loop() string {
+func (t *turn) loop() protocol.TurnStatus {
 	e := t.e
 	for {
 		if t.iteration >= e.opts.MaxIterations {
@@ -171,9 +172,9 @@ func (t *turn) loop() string {
 				if _, err := t.callModel(false); err != nil {
 					return t.failed(err)
 				}
-				t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}})
+				t.emit(Event{protocol.EventIterationEnd, protocol.IterationEndData{TaskID: t.taskID, Iteration: t.iteration}})
 			}
-			return StatusMaxIterations
+			return protocol.TurnMaxIterations
 		}
 		t.iteration++
 		t.injectSteering()
@@ -185,13 +186,13 @@ func (t *turn) loop() string {
 			return t.failed(err)
 		}
 		if len(resp.ToolCalls) == 0 {
-			if !t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}}) {
+			if !t.emit(Event{protocol.EventIterationEnd, protocol.IterationEndData{TaskID: t.taskID, Iteration: t.iteration}}) {
 				return t.stopStatus()
 			}
 			if e.hasSteering() {
 				continue
 			}
-			return StatusCompleted
+			return protocol.TurnCompleted
 		}
 		t.runTools(resp.ToolCalls)
 		if st, done := t.afterTools(); done {
@@ -201,11 +202,11 @@ func (t *turn) loop() string {
 }
 
 // afterTools ends an iteration that ran tools.
-func (t *turn) afterTools() (string, bool) {
+func (t *turn) afterTools() (protocol.TurnStatus, bool) {
 	if t.stopped() {
 		return t.stopStatus(), true
 	}
-	if !t.emit(Event{EventIterationEnd, IterationEndData{task: task{t.taskID}, Iteration: t.iteration}}) {
+	if !t.emit(Event{protocol.EventIterationEnd, protocol.IterationEndData{TaskID: t.taskID, Iteration: t.iteration}}) {
 		return t.stopStatus(), true
 	}
 	return "", false
@@ -213,16 +214,16 @@ func (t *turn) afterTools() (string, bool) {
 
 // stopStatus is the status of a turn that stopped early: error (with its
 // error event) when a failure stopped it, else interrupted.
-func (t *turn) stopStatus() string {
+func (t *turn) stopStatus() protocol.TurnStatus {
 	if r, cause := t.stopState(); r == stopFailed {
 		return t.reportError(cause)
 	}
-	return StatusInterrupted
+	return protocol.TurnInterrupted
 }
 
 // failed ends the turn with an error event, or as interrupted when the
 // failure is the turn's own cancellation.
-func (t *turn) failed(err error) string {
+func (t *turn) failed(err error) protocol.TurnStatus {
 	if t.stopped() || errors.Is(err, context.Canceled) {
 		return t.stopStatus()
 	}
@@ -231,15 +232,15 @@ func (t *turn) failed(err error) string {
 
 // reportError emits the error event that ends the turn (remembered for a
 // retry) and returns the error status.
-func (t *turn) reportError(err error) string {
+func (t *turn) reportError(err error) protocol.TurnStatus {
 	kind := llm.KindOf(err)
 	typ := kind.String()
 	var ee *engineError
 	if errors.As(err, &ee) {
 		typ = ee.typ
 	}
-	d := ErrorData{
-		task:      task{t.taskID},
+	d := protocol.EventErrorData{
+		TaskID:    t.taskID,
 		Error:     err.Error(),
 		ErrorType: typ,
 		Message:   ErrorMessage(t.e.opts.Lang, typ, err),
@@ -251,8 +252,8 @@ func (t *turn) reportError(err error) string {
 	t.e.mu.Lock()
 	t.e.lastErr = &d
 	t.e.mu.Unlock()
-	t.emit(Event{EventError, d})
-	return StatusError
+	t.emit(Event{protocol.EventError, d})
+	return protocol.TurnError
 }
 
 // engineError is an engine-side failure with its own error_type.
@@ -274,7 +275,7 @@ func (t *turn) injectSteering() {
 	e.mu.Unlock()
 	for _, s := range queued {
 		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: s.text, Attachments: s.atts, AttachmentRefs: s.refs, Notice: "steering"})
-		t.emit(Event{EventQueueSteering, QueueSteeringData{task: task{t.taskID}, Text: s.text, Attachments: s.refs}})
+		t.emit(Event{protocol.EventQueueSteering, protocol.QueueSteeringData{TaskID: t.taskID, Text: s.text, Attachments: attachmentRefs(s.refs)}})
 	}
 }
 
@@ -347,7 +348,7 @@ func (t *turn) callModel(withTools bool) (*response, error) {
 			names[i] = c.Name
 		}
 		t.lastUsage = resp.Usage
-		t.emit(Event{EventAssistantMessage, AssistantMessageData{task: task{t.taskID}, Text: resp.Text, Reasoning: resp.Reasoning, ToolCalls: names, Usage: resp.Usage, ReqID: t.reqID, LogTime: logTime()}})
+		t.emit(Event{protocol.EventAssistantMessage, protocol.AssistantMessageData{TaskID: t.taskID, Text: resp.Text, Reasoning: resp.Reasoning, ToolCalls: names, Usage: usage(resp.Usage), ReqID: t.reqID, LogTime: logTime()}})
 		return resp, nil
 	}
 }
@@ -392,7 +393,7 @@ func (t *turn) stream(model string, withTools bool) (*response, error) {
 		schemas = e.registry.Schemas()
 	}
 	msgs := e.Messages()
-	if !t.emit(Event{EventLLMRequest, LLMRequestData{task: task{t.taskID}, ReqID: t.reqID, LogTime: logTime(), Model: model, MsgCount: len(msgs), ToolCount: len(schemas)}}) {
+	if !t.emit(Event{protocol.EventLLMRequest, protocol.LLMRequestData{TaskID: t.taskID, ReqID: t.reqID, LogTime: logTime(), Model: model, MsgCount: len(msgs), ToolCount: len(schemas)}}) {
 		return nil, context.Canceled
 	}
 	req := llm.Request{Model: model, Messages: msgs, Tools: schemas, ReasoningEffort: e.opts.ReasoningEffort, ReqID: t.reqID, Conversation: e.conv}
@@ -407,18 +408,18 @@ func (t *turn) stream(model string, withTools bool) (*response, error) {
 			return nil, err
 		}
 		if c.Retry != nil {
-			t.emit(Event{EventLLMRetry, LLMRetryData{task: task{t.taskID}, Attempt: c.Retry.Attempt, Max: c.Retry.Max, Reason: c.Retry.Reason, WaitMS: c.Retry.WaitMS, Iteration: t.iteration, ReqID: t.reqID}})
+			t.emit(Event{protocol.EventLLMRetry, protocol.LLMRetryData{TaskID: t.taskID, Attempt: c.Retry.Attempt, Max: c.Retry.Max, Reason: c.Retry.Reason, WaitMS: c.Retry.WaitMS, Iteration: t.iteration, ReqID: t.reqID}})
 			continue
 		}
 		if c.Reasoning != "" {
 			reasoning.WriteString(c.Reasoning)
-			if !t.emit(Event{EventReasoningDelta, DeltaData{task: task{t.taskID}, Text: c.Reasoning, ReqID: t.reqID}}) {
+			if !t.emit(Event{protocol.EventReasoningDelta, protocol.DeltaData{TaskID: t.taskID, Text: c.Reasoning, ReqID: t.reqID}}) {
 				return nil, context.Canceled
 			}
 		}
 		if c.Content != "" {
 			text.WriteString(c.Content)
-			if !t.emit(Event{EventAssistantDelta, DeltaData{task: task{t.taskID}, Text: c.Content, ReqID: t.reqID}}) {
+			if !t.emit(Event{protocol.EventAssistantDelta, protocol.DeltaData{TaskID: t.taskID, Text: c.Content, ReqID: t.reqID}}) {
 				return nil, context.Canceled
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm/openai"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -143,12 +144,12 @@ func openaiEngine(t *testing.T, model string, opts openai.Options) (*engine.Engi
 func TestEngineOverResponsesSSE(t *testing.T) {
 	e, f := openaiEngine(t, "gpt-test", openai.Options{})
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	fin := find[engine.ToolFinishedData](evs)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	fin := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fin, 1)
-	require.Equal(t, engine.ToolOK, fin[0].Status)
+	require.Equal(t, protocol.ToolOK, fin[0].Status)
 	require.Equal(t, "echoed from responses", fin[0].ResultPreview)
-	msgs := find[engine.AssistantMessageData](evs)
+	msgs := find[protocol.AssistantMessageData](evs)
 	require.Equal(t, "need a tool", msgs[0].Reasoning)
 	require.Equal(t, 27, msgs[0].Usage.TotalTokens)
 	require.Equal(t, "All done.", msgs[1].Text)
@@ -161,12 +162,12 @@ func TestEngineOverResponsesSSE(t *testing.T) {
 func TestEngineFallsBackToChatSSE(t *testing.T) {
 	e, f := openaiEngine(t, "chat-only", openai.Options{})
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	fin := find[engine.ToolFinishedData](evs)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	fin := find[protocol.ToolFinishedData](evs)
 	require.Len(t, fin, 2, "two parallel calls assembled from split deltas")
 	previews := []string{fin[0].ResultPreview, fin[1].ResultPreview}
 	require.ElementsMatch(t, []string{"echoed one", "echoed two"}, previews)
-	require.Equal(t, "Chat done.", find[engine.AssistantMessageData](evs)[1].Text)
+	require.Equal(t, "Chat done.", find[protocol.AssistantMessageData](evs)[1].Text)
 	// The 404 on /responses is cached for the model: the second request of
 	// the turn goes straight to chat.
 	require.Len(t, f.bodies["/v1/responses"], 1)
@@ -176,8 +177,8 @@ func TestEngineFallsBackToChatSSE(t *testing.T) {
 func TestEngineStalledStreamHitsWatchdog(t *testing.T) {
 	e, _ := openaiEngine(t, "stall-model", openai.Options{StreamIdle: 300 * time.Millisecond, NetworkRetryMax: -1})
 	evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
-	require.Equal(t, engine.StatusError, last(evs).Status)
-	errs := find[engine.ErrorData](evs)
+	require.Equal(t, protocol.TurnError, last(evs).Status)
+	errs := find[protocol.EventErrorData](evs)
 	require.Len(t, errs, 1)
 	require.True(t, errs[0].Retriable)
 	require.Equal(t, "network", errs[0].ErrorType)

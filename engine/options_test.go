@@ -10,6 +10,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // engine.New honours the context-window options (seed TurnEngineOpts):
@@ -19,7 +20,7 @@ func TestNewHonoursContextWindowOptions(t *testing.T) {
 		o.ContextWindow, o.ThresholdPct, o.SoftThresholdPct, o.CapTokens = 20_000, 0.5, 0.3, 8_000
 	}, scripted.Response{Text: "hi"})
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
 	raw := r.eng.CompactionState()
 	require.NotEmpty(t, raw, "engine.New built no compactor")
 	var st struct{ ContextWindow, HardTokens, SoftTokens int }
@@ -39,8 +40,8 @@ func TestNewCompactsOnOverflow(t *testing.T) {
 		scripted.Response{Text: "fits now"})
 	r.provider.AppendChat("summary")
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
-	require.Equal(t, engine.StatusCompleted, last(evs).Status)
-	require.NotEmpty(t, find[engine.CompactingData](evs))
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	require.NotEmpty(t, find[protocol.CompactingData](evs))
 }
 
 // The approver is readable (seed engine.approver).

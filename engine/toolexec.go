@@ -14,6 +14,7 @@ import (
 
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -39,7 +40,7 @@ type callState struct {
 
 	started     time.Time
 	output      string // what the model sees
-	status      string
+	status      protocol.ToolStatus
 	reason      string
 	attachments []llm.Attachment
 }
@@ -74,7 +75,7 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 			st.args = map[string]any{"_raw": c.Arguments} // for the event only; the call never runs
 		}
 		states[i] = st
-		t.emit(Event{EventToolProposed, ToolProposedData{task: task{t.taskID}, ReqID: c.ID, Name: c.Name, Arguments: st.args}})
+		t.emit(Event{protocol.EventToolProposed, protocol.ToolProposedData{TaskID: t.taskID, ReqID: c.ID, Name: c.Name, Arguments: st.args}})
 	}
 	var parallel, serial []*callState
 	for _, st := range states {
@@ -87,7 +88,7 @@ func (t *turn) runTools(calls []llm.ToolCall) {
 	t.runParallel(parallel)
 	for _, st := range serial {
 		if t.stopped() {
-			t.finish(st, ToolInterrupted, "", nil)
+			t.finish(st, protocol.ToolInterrupted, "", nil)
 			continue
 		}
 		t.runSerial(st)
@@ -126,18 +127,18 @@ func (t *turn) runSerial(st *callState) {
 	}
 	d := st.decision
 	if !d.Allowed && !d.NeedsUser {
-		t.finish(st, ToolDenied, d.Reason, errorJSON("permission denied: "+d.Reason, "permission_denied"))
+		t.finish(st, protocol.ToolDenied, d.Reason, errorJSON("permission denied: "+d.Reason, "permission_denied"))
 		return
 	}
 	if d.NeedsUser {
 		outcome, note, err := t.approve(st)
 		if t.stopped() {
-			t.finish(st, ToolInterrupted, "", nil)
+			t.finish(st, protocol.ToolInterrupted, "", nil)
 			return
 		}
 		if err != nil {
 			t.stopWith(stopFailed, &engineError{typ: "approval", err: err})
-			t.finish(st, ToolError, err.Error(), errorJSON(err.Error(), "approval_error"))
+			t.finish(st, protocol.ToolError, err.Error(), errorJSON(err.Error(), "approval_error"))
 			return
 		}
 		if outcome == permission.OutcomeDeny {
@@ -145,7 +146,7 @@ func (t *turn) runSerial(st *callState) {
 			if note != "" {
 				msg += ", with this note: " + note
 			}
-			t.finish(st, ToolDenied, "denied by the user", errorJSON(msg, "denied"))
+			t.finish(st, protocol.ToolDenied, "denied by the user", errorJSON(msg, "denied"))
 			return
 		}
 	}
@@ -176,7 +177,7 @@ func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, 
 	c.text("command", cmd)
 	diff := t.cardDiff(tg)
 	c.diff(diff)
-	if !t.emit(Event{EventPermissionRequired, PermissionRequiredData{task: task{t.taskID}, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Diff: diff, Warnings: c.warnings, Display: c.display}}) {
+	if !t.emit(Event{protocol.EventPermissionRequired, protocol.PermissionRequiredData{TaskID: t.taskID, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Diff: diff, Warnings: c.warnings, Display: c.display}}) {
 		return permission.OutcomeDeny, "", context.Canceled
 	}
 	e.mu.Lock()
@@ -207,19 +208,19 @@ func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, 
 // a start that is not durable could run again after a crash).
 func (t *turn) startCall(st *callState, results chan<- callResult) bool {
 	st.started = time.Now()
-	t.emit(Event{EventToolStarted, ToolStartedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
+	t.emit(Event{protocol.EventToolStarted, protocol.ToolStartedData{TaskID: t.taskID, ReqID: st.call.ID, Name: st.call.Name, StartTime: st.started.UnixMilli()}})
 	if t.stopped() {
-		t.finish(st, ToolInterrupted, "", nil)
+		t.finish(st, protocol.ToolInterrupted, "", nil)
 		return false
 	}
 	if err := t.e.ledger.Begin(t.ctx, t.taskID, st.call.ID); err != nil {
 		if t.stopped() {
-			t.finish(st, ToolInterrupted, "", nil)
+			t.finish(st, protocol.ToolInterrupted, "", nil)
 			return false
 		}
 		err = &engineError{typ: "storage", err: fmt.Errorf("record the start of tool call %s: %w", st.call.ID, err)}
 		t.stopWith(stopFailed, err)
-		t.finish(st, ToolError, "not_recorded", errorJSON("the sidecar could not record that this call started, so it did not run it: "+err.Error(), "not_recorded"))
+		t.finish(st, protocol.ToolError, "not_recorded", errorJSON("the sidecar could not record that this call started, so it did not run it: "+err.Error(), "not_recorded"))
 		return false
 	}
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
@@ -292,7 +293,7 @@ func (t *turn) finishResult(r callResult) {
 	st := r.st
 	if r.err != nil {
 		if t.stopped() && errors.Is(r.err, context.Canceled) || t.stopped() && t.ctx.Err() != nil {
-			t.finish(st, ToolInterrupted, "", errorJSON("interrupted by the user", "interrupted"))
+			t.finish(st, protocol.ToolInterrupted, "", errorJSON("interrupted by the user", "interrupted"))
 			return
 		}
 		t.finishError(st, r.err)
@@ -325,16 +326,16 @@ func (t *turn) finishResult(r callResult) {
 			}
 		}
 	}
-	t.finish(st, ToolOK, "", t.budget(st, text))
+	t.finish(st, protocol.ToolOK, "", t.budget(st, text))
 }
 
 func (t *turn) finishError(st *callState, err error) {
-	t.finish(st, ToolError, err.Error(), errorJSON(err.Error(), tools.ErrorType(err)))
+	t.finish(st, protocol.ToolError, err.Error(), errorJSON(err.Error(), tools.ErrorType(err)))
 }
 
 // finish records a call's result in the history and emits tool_finished.
 // A call is finished once; later calls are ignored.
-func (t *turn) finish(st *callState, status, reason string, output *string) {
+func (t *turn) finish(st *callState, status protocol.ToolStatus, reason string, output *string) {
 	if st.status != "" {
 		return
 	}
@@ -351,7 +352,7 @@ func (t *turn) finish(st *callState, status, reason string, output *string) {
 	if !st.started.IsZero() {
 		dur = time.Since(st.started).Milliseconds()
 	}
-	t.emit(Event{EventToolFinished, ToolFinishedData{task: task{t.taskID}, ReqID: st.call.ID, Name: st.call.Name, Status: status, Reason: reason, Duration: dur, ResultPreview: preview(st.output, 500)}})
+	t.emit(Event{protocol.EventToolFinished, protocol.ToolFinishedData{TaskID: t.taskID, ReqID: st.call.ID, Name: st.call.Name, Status: status, Reason: reason, Duration: dur, ResultPreview: preview(st.output, 500)}})
 }
 
 // attachMedia finishes abandoned calls and adds the media tools returned as
@@ -361,7 +362,7 @@ func (t *turn) attachMedia(states []*callState) {
 	var names []string
 	for _, st := range states {
 		if st.status == "" {
-			t.finish(st, ToolInterrupted, "", nil)
+			t.finish(st, protocol.ToolInterrupted, "", nil)
 		}
 		atts = append(atts, st.attachments...)
 		for _, a := range st.attachments {

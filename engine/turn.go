@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TurnKind is what a turn does.
@@ -151,7 +152,7 @@ func logTime() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 // start wraps a turn body in the common prologue and epilogue: the busy
 // check, the per-turn cancel, and the guarantee of exactly one turn_end,
 // emitted only after every tool goroutine of the turn returned.
-func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (status string)) iter.Seq[Event] {
+func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (status protocol.TurnStatus)) iter.Seq[Event] {
 	return func(yield func(Event) bool) {
 		if taskID == "" {
 			taskID = newID("turn_")
@@ -164,8 +165,8 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 			if err == ErrClosed {
 				typ = "closed"
 			}
-			t.emit(Event{EventError, ErrorData{task: task{taskID}, Error: err.Error(), ErrorType: typ, Message: ErrorMessage(e.opts.Lang, typ, err), LogTime: logTime()}})
-			t.emit(Event{EventTurnEnd, TurnEndData{task: task{taskID}, Status: StatusError, ProducedFiles: []string{}}})
+			t.emit(Event{protocol.EventError, protocol.EventErrorData{TaskID: taskID, Error: err.Error(), ErrorType: typ, Message: ErrorMessage(e.opts.Lang, typ, err), LogTime: logTime()}})
+			t.emit(Event{protocol.EventTurnEnd, protocol.TurnEndData{TaskID: taskID, Status: protocol.TurnError, ProducedFiles: []string{}}})
 			return
 		}
 		defer e.end(t)
@@ -175,14 +176,14 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 		case stopSuspended, stopGone:
 			return
 		}
-		if status == StatusInterrupted {
-			t.emit(Event{EventInterrupted, InterruptedData{task: task{taskID}, Iterations: t.iteration, ReqID: t.reqID}})
+		if status == protocol.TurnInterrupted {
+			t.emit(Event{protocol.EventInterrupted, protocol.InterruptedData{TaskID: taskID, Iterations: t.iteration, ReqID: t.reqID}})
 		}
 		produced := t.produced
 		if produced == nil {
 			produced = []string{}
 		}
-		t.emit(Event{EventTurnEnd, TurnEndData{task: task{taskID}, Status: status, Iterations: t.iteration, ProducedFiles: produced}})
+		t.emit(Event{protocol.EventTurnEnd, protocol.TurnEndData{TaskID: taskID, Status: status, Iterations: t.iteration, ProducedFiles: produced}})
 	}
 }
 
@@ -191,7 +192,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 // error event (error_type "internal"; the stack goes to the log, never to
 // the wire) and the turn ends with status error. The sidecar and its other
 // sessions carry on. A panic of the consumer's own loop body is passed on.
-func (t *turn) guarded(body func(t *turn) string) (status string) {
+func (t *turn) guarded(body func(t *turn) protocol.TurnStatus) (status protocol.TurnStatus) {
 	defer func() {
 		p := recover()
 		if p == nil {
@@ -201,8 +202,8 @@ func (t *turn) guarded(body func(t *turn) string) (status string) {
 			panic(p)
 		}
 		slog.Error("turn panicked", "turn", t.taskID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		t.emit(Event{EventError, ErrorData{task: task{t.taskID}, Error: "internal error: the turn crashed (details in the sidecar log)", ErrorType: "internal", Message: ErrorMessage(t.e.opts.Lang, "internal", nil), Iteration: t.iteration, ReqID: t.reqID, LogTime: logTime()}})
-		status = StatusError
+		t.emit(Event{protocol.EventError, protocol.EventErrorData{TaskID: t.taskID, Error: "internal error: the turn crashed (details in the sidecar log)", ErrorType: "internal", Message: ErrorMessage(t.e.opts.Lang, "internal", nil), Iteration: t.iteration, ReqID: t.reqID, LogTime: logTime()}})
+		status = protocol.TurnError
 	}()
 	return body(t)
 }

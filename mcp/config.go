@@ -97,28 +97,6 @@ func sameConnection(a, b ServerConfig) bool {
 		maps.Equal(a.Headers, b.Headers) && a.Enabled == b.Enabled && a.Timeout == b.Timeout
 }
 
-// Warning is a problem found in a config file: the file, the server (its
-// name, or "#<index>" when it has none) and the field it concerns.
-type Warning struct {
-	File    string `json:"file"`
-	Server  string `json:"server,omitempty"`
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-}
-
-func (w Warning) String() string {
-	var b strings.Builder
-	b.WriteString(w.File)
-	if w.Server != "" {
-		b.WriteString(": server " + w.Server)
-	}
-	if w.Field != "" {
-		b.WriteString(": field " + w.Field)
-	}
-	b.WriteString(": " + w.Message)
-	return b.String()
-}
-
 // DefaultConfigPath is the project's MCP config: <workspace>/.agent/mcp.json.
 func DefaultConfigPath(workspace string) string {
 	return filepath.Join(workspace, ".agent", "mcp.json")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // brief is the part of a config the table compares.
@@ -146,7 +148,7 @@ func TestParseConfigBadInput(t *testing.T) {
 			if !slices.Equal(names, tc.servers) {
 				t.Fatalf("servers = %v, want %v", names, tc.servers)
 			}
-			if !slices.ContainsFunc(warns, func(w Warning) bool {
+			if !slices.ContainsFunc(warns, func(w protocol.MCPWarning) bool {
 				return w.File == "/ws/.agent/mcp.json" && w.Server == tc.server && w.Field == tc.field && strings.Contains(w.Message, tc.substring)
 			}) {
 				t.Fatalf("no warning {server %q field %q ~%q} in %+v", tc.server, tc.field, tc.substring, warns)

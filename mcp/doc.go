@@ -31,4 +31,9 @@
 // over before returning, so nobody sees a state before its notification was
 // sent. Approval writes to the TrustStore run under a separate trust lock
 // (taken before the mutex), never under the mutex.
+//
+// A server's status, its trust card and a config file's warnings are the
+// wire's types (protocol.MCPStatus, protocol.MCPRun, protocol.MCPWarning),
+// and a config entry on the wire (protocol.MCPServerConfig, raw JSON) is
+// decoded in one place, ParseServer.
 package mcp

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -80,10 +81,10 @@ func stdioConfig(t testing.TB, name string, args ...string) ServerConfig {
 // statusLog records OnStatus calls.
 type statusLog struct {
 	mu  sync.Mutex
-	all []Status
+	all []protocol.MCPStatus
 }
 
-func (l *statusLog) add(s Status) {
+func (l *statusLog) add(s protocol.MCPStatus) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all = append(l.all, s)
@@ -164,11 +165,11 @@ func pidAlive(pid int) bool {
 	return err == nil && p.Signal(syscallZero) == nil
 }
 
-func stateOf(m *Manager, name string) Status {
+func stateOf(m *Manager, name string) protocol.MCPStatus {
 	for _, s := range m.Status() {
 		if s.Name == name {
 			return s
 		}
 	}
-	return Status{}
+	return protocol.MCPStatus{}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -56,7 +57,7 @@ type Options struct {
 	// from any goroutine, without the manager's lock, and before Status
 	// reports the change; OnStatus must not call Status (it waits for
 	// OnStatus).
-	OnStatus func(Status)
+	OnStatus func(protocol.MCPStatus)
 	Logger   *slog.Logger
 }
 
@@ -74,26 +75,6 @@ type LazyOptions struct {
 	// MaxLoaded caps the tools loaded by mcp_search_tools (default 40);
 	// the least recently used are unloaded first.
 	MaxLoaded int
-}
-
-// Status is what mcp.list reports of a server.
-type Status struct {
-	Name      string `json:"name"`
-	Type      string `json:"type"`
-	State     string `json:"state"`
-	Enabled   bool   `json:"enabled"`
-	Tools     int    `json:"tools"`
-	LastError string `json:"lastError,omitempty"`
-	Lazy      bool   `json:"lazy"`
-	// Trust is trusted, untrusted or changed (TrustTrusted...): only a
-	// trusted server is started or contacted.
-	Trust string `json:"trust"`
-	// Hash identifies the config; mcp.trust approves it. "" for builtin
-	// presets.
-	Hash string `json:"hash,omitempty"`
-	// Run is what the server runs or contacts, ${VAR} unexpanded (the trust
-	// card); nil for builtin presets.
-	Run *RunInfo `json:"run,omitempty"`
 }
 
 // Manager owns one project's MCP servers: their configs, connections and
@@ -115,7 +96,7 @@ type Manager struct {
 	emitMu sync.Mutex
 
 	mu         sync.Mutex
-	pending    []Status                // guarded by mu; changes not yet handed to OnStatus, oldest first
+	pending    []protocol.MCPStatus    // guarded by mu; changes not yet handed to OnStatus, oldest first
 	order      []string                // guarded by mu; config order
 	servers    map[string]*serverState // guarded by mu
 	regs       []*tools.Registry       // guarded by mu; attached registries
@@ -413,9 +394,9 @@ func (m *Manager) onToolsChanged(c *conn) {
 
 // Status reports every server, in config order. It returns after OnStatus
 // was told every change it reports.
-func (m *Manager) Status() []Status {
+func (m *Manager) Status() []protocol.MCPStatus {
 	m.mu.Lock()
-	out := make([]Status, 0, len(m.order))
+	out := make([]protocol.MCPStatus, 0, len(m.order))
 	for _, n := range m.order {
 		out = append(out, m.statusLocked(m.servers[n]))
 	}
@@ -424,8 +405,8 @@ func (m *Manager) Status() []Status {
 	return out
 }
 
-func (m *Manager) statusLocked(s *serverState) Status {
-	st := Status{
+func (m *Manager) statusLocked(s *serverState) protocol.MCPStatus {
+	st := protocol.MCPStatus{
 		Name: s.cfg.Name, Type: s.cfg.Type, State: s.state, Enabled: s.cfg.Enabled,
 		Tools: len(s.tools), LastError: s.lastErr, Lazy: m.lazy,
 		Trust: m.trustLocked(s.cfg), Run: s.cfg.Run(),

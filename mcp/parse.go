@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/proc"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // fileForm is how a config file lists its servers; SaveConfigFile keeps it.
@@ -40,13 +41,13 @@ var varRef = regexp.MustCompile(`\$\{(env:)?([A-Za-z_][A-Za-z0-9_]*)\}`)
 // LoadConfigFile reads a project's MCP config. A missing file is an empty
 // config; an unreadable or malformed one yields warnings, never a crash. The
 // error is only for a file that exists but cannot be read.
-func LoadConfigFile(path string) ([]ServerConfig, []Warning, error) {
+func LoadConfigFile(path string) ([]ServerConfig, []protocol.MCPWarning, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, []Warning{{File: path, Message: err.Error()}}, fmt.Errorf("load MCP config: %w", err)
+		return nil, []protocol.MCPWarning{{File: path, Message: err.Error()}}, fmt.Errorf("load MCP config: %w", err)
 	}
 	cfgs, warns := ParseConfig(data, path)
 	return cfgs, warns, nil
@@ -55,7 +56,7 @@ func LoadConfigFile(path string) ([]ServerConfig, []Warning, error) {
 // ParseConfig parses the text of an MCP config file in any of the seed's
 // forms (§15.2). source names the file in warnings. Bad entries are skipped
 // with a warning; a bad file gives no configs and a warning.
-func ParseConfig(data []byte, source string) ([]ServerConfig, []Warning) {
+func ParseConfig(data []byte, source string) ([]ServerConfig, []protocol.MCPWarning) {
 	p := parser{file: source}
 	entries, _ := p.entries(data)
 	seen := map[string]bool{}
@@ -85,11 +86,11 @@ type rawEntry struct {
 
 type parser struct {
 	file  string
-	warns []Warning
+	warns []protocol.MCPWarning
 }
 
 func (p *parser) warn(server, field, format string, a ...any) {
-	p.warns = append(p.warns, Warning{File: p.file, Server: server, Field: field, Message: fmt.Sprintf(format, a...)})
+	p.warns = append(p.warns, protocol.MCPWarning{File: p.file, Server: server, Field: field, Message: fmt.Sprintf(format, a...)})
 }
 
 // entries splits a file into its server entries and reports its form.

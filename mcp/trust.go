@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/zqagent/sidecar/proc"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // Trust of a server config, reported in Status.Trust. A project's
@@ -61,31 +62,18 @@ func (t *memTrust) SetApproval(_ context.Context, server, hash string) error {
 	return nil
 }
 
-// RunInfo is what a server config runs or contacts, as written: ${VAR}
-// references are shown unexpanded. It is what the shell's trust card shows,
-// and Hash covers exactly these fields (values included: an env value such
-// as LD_PRELOAD changes what runs as much as the command does).
-type RunInfo struct {
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	// Vars are the variables the config refers to (${VAR}), sorted; they
-	// expand only once the server is trusted. SecretVars are those of them
-	// that never expand (the sidecar's secrets: *_API_KEY, ZQAGENT_TOKEN...).
-	Vars       []string `json:"vars,omitempty"`
-	SecretVars []string `json:"secretVars,omitempty"`
-}
-
-// Run returns what c runs or contacts; nil for a builtin preset (in-process
-// code of the sidecar).
-func (c ServerConfig) Run() *RunInfo {
+// Run returns what c runs or contacts, as written (the trust card): ${VAR}
+// references are shown unexpanded, and Hash covers exactly these fields
+// (values included: an env value such as LD_PRELOAD changes what runs as
+// much as the command does). Vars are the variables the config refers to,
+// sorted; SecretVars are those of them that never expand (the sidecar's
+// secrets: *_API_KEY, ZQAGENT_TOKEN...). nil for a builtin preset
+// (in-process code of the sidecar).
+func (c ServerConfig) Run() *protocol.MCPRun {
 	if c.Type == TypeBuiltin {
 		return nil
 	}
-	r := &RunInfo{Cwd: c.Cwd, URL: c.URL, Env: maps.Clone(c.Env), Headers: maps.Clone(c.Headers)}
+	r := &protocol.MCPRun{Cwd: c.Cwd, URL: c.URL, Env: maps.Clone(c.Env), Headers: maps.Clone(c.Headers)}
 	if len(c.Command) > 0 {
 		r.Command, r.Args = c.Command[0], slices.Clone(c.Command[1:])
 	}

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func TestExpandConfigNeverExpandsSecrets(t *testing.T) {
@@ -126,7 +128,7 @@ func TestProjectServersWaitForTrust(t *testing.T) {
 	store := &memTrust{}
 	m, reg, log := newTestManager(t, WithBuiltinConfigs(cfgs), Options{Trust: store, Workspace: ws})
 	reloaded := make(chan []string, 8)
-	if err := m.Watch(context.Background(), path, func(_, _, changed []string, _ []Warning) { reloaded <- changed }); err != nil {
+	if err := m.Watch(context.Background(), path, func(_, _, changed []string, _ []protocol.MCPWarning) { reloaded <- changed }); err != nil {
 		t.Fatal(err)
 	}
 	nothingRan := func(when string) {

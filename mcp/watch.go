@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // watchDebounce is how long the watcher waits for a burst of file events
@@ -98,7 +99,7 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 // the file's warnings. onChange is not called when a reload changes nothing
 // and has no warnings (the manager's own saves). The watch ends with ctx or
 // CloseAll.
-func (m *Manager) Watch(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []Warning)) error {
+func (m *Manager) Watch(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []protocol.MCPWarning)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watch MCP config: %w", err)
@@ -131,7 +132,7 @@ func (m *Manager) Watch(ctx context.Context, path string, onChange func(added, r
 	return nil
 }
 
-func (m *Manager) watchLoop(ctx context.Context, w *fsnotify.Watcher, path, dir string, watchingDir bool, onChange func(added, removed, changed []string, warnings []Warning)) {
+func (m *Manager) watchLoop(ctx context.Context, w *fsnotify.Watcher, path, dir string, watchingDir bool, onChange func(added, removed, changed []string, warnings []protocol.MCPWarning)) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -164,7 +165,7 @@ func (m *Manager) watchLoop(ctx context.Context, w *fsnotify.Watcher, path, dir 
 	}
 }
 
-func (m *Manager) reload(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []Warning)) {
+func (m *Manager) reload(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []protocol.MCPWarning)) {
 	cfgs, warns, err := LoadConfigFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		m.log.Warn("mcp config reload", "path", path, "err", err)

@@ -9,11 +9,13 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 type change struct {
 	added, removed, changed []string
-	warnings                []Warning
+	warnings                []protocol.MCPWarning
 }
 
 func watchChanges(t *testing.T, m *Manager, path string) <-chan change {
@@ -21,7 +23,7 @@ func watchChanges(t *testing.T, m *Manager, path string) <-chan change {
 	ch := make(chan change, 16)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if err := m.Watch(ctx, path, func(a, r, c []string, w []Warning) { ch <- change{a, r, c, w} }); err != nil {
+	if err := m.Watch(ctx, path, func(a, r, c []string, w []protocol.MCPWarning) { ch <- change{a, r, c, w} }); err != nil {
 		t.Fatal(err)
 	}
 	return ch

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // ParseServer parses one server entry in the file's format (what mcp.add
@@ -12,7 +14,7 @@ import (
 // when the entry has no "name" (map forms). Like the file, the config
 // remembers its text, so a save writes ${VAR} references, not their values.
 // The error is set when the entry is unusable; warnings are the rest.
-func ParseServer(data []byte, name string) (ServerConfig, []Warning, error) {
+func ParseServer(data []byte, name string) (ServerConfig, []protocol.MCPWarning, error) {
 	p := parser{file: "request"}
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(data, &f); err != nil || f == nil {

@@ -4,9 +4,12 @@
 // error codes and the machine-readable error data, as Go types with their
 // JSON names.
 //
-// It owns no behaviour and imports nothing of the sidecar: the handlers
-// (ipc), the Go client (ipc/client) and the tests all speak these types,
-// and schema.json, the JSON Schema (2020-12) of the whole protocol, is
+// It owns every wire and event type, and no behaviour. It is a leaf: it
+// imports only the standard library (deps_test.go), so every layer may
+// speak it. The engine emits these event data types (engine.Event's Data is
+// an EventData), the store records their JSON, the handlers (ipc), the ACP
+// agent (acp), the Go client (ipc/client) and the tests all speak these
+// types, and schema.json, the JSON Schema (2020-12) of the whole protocol, is
 // generated from them (go generate; see internal/gen). A test fails when
 // schema.json is not what the types generate, so a type changed without
 // regenerating is caught in CI. The layout of schema.json is described in

@@ -29,6 +29,34 @@ const (
 	EventTurnSuspended      EventType = "turn_suspended"
 )
 
+// EventTypes lists every event type, in the order of Events.
+func EventTypes() []EventType {
+	specs := Events()
+	types := make([]EventType, len(specs))
+	for i, e := range specs {
+		types[i] = e.Type
+	}
+	return types
+}
+
+// Interactive reports whether events of this type wait for an answer through
+// a requestId (request.respond).
+func (t EventType) Interactive() bool {
+	switch t {
+	case EventPermissionRequired, EventAskUserQuestion, EventPlanProposed, EventDirectoryRequested:
+		return true
+	}
+	return false
+}
+
+// EventData is the data of a session event: one of the *Data types of this
+// file (the engine emits them, the store records their JSON).
+type EventData interface {
+	// EventTaskID returns the id of the turn the event belongs to (its
+	// taskId; "" for a session_named of a rename).
+	EventTaskID() string
+}
+
 // TurnStartData: a turn begins.
 type TurnStartData struct {
 	TaskID string `json:"taskId"`
@@ -79,6 +107,15 @@ type ToolProposedData struct {
 	// Arguments are the decoded arguments, byte for byte what the tool gets.
 	Arguments map[string]any `json:"arguments"`
 }
+
+// Kinds of TextWarning.
+const (
+	WarnControl   = "control"   // C0/C1 control characters other than tab and newline, line separators
+	WarnANSI      = "ansi"      // an escape sequence (ESC or CSI)
+	WarnBidi      = "bidi"      // bidirectional overrides, embeddings, isolates and marks
+	WarnInvisible = "invisible" // zero-width and other invisible characters
+	WarnBlank     = "blank"     // space separators other than U+0020 and blank look-alikes
+)
 
 // TextWarning flags a card text field holding control characters, ANSI
 // escapes, bidi or invisible characters, or blanks that are not spaces.
@@ -359,3 +396,26 @@ type SessionNamedData struct {
 	// Source is auto or user.
 	Source string `json:"source"`
 }
+
+// EventTaskID implements EventData.
+func (d TurnStartData) EventTaskID() string          { return d.TaskID }
+func (d DeltaData) EventTaskID() string              { return d.TaskID }
+func (d AssistantMessageData) EventTaskID() string   { return d.TaskID }
+func (d ToolProposedData) EventTaskID() string       { return d.TaskID }
+func (d PermissionRequiredData) EventTaskID() string { return d.TaskID }
+func (d ToolStartedData) EventTaskID() string        { return d.TaskID }
+func (d ToolFinishedData) EventTaskID() string       { return d.TaskID }
+func (d IterationEndData) EventTaskID() string       { return d.TaskID }
+func (d TurnEndData) EventTaskID() string            { return d.TaskID }
+func (d TurnSuspendedData) EventTaskID() string      { return d.TaskID }
+func (d EventErrorData) EventTaskID() string         { return d.TaskID }
+func (d InterruptedData) EventTaskID() string        { return d.TaskID }
+func (d CompactingData) EventTaskID() string         { return d.TaskID }
+func (d CompactedData) EventTaskID() string          { return d.TaskID }
+func (d QueueSteeringData) EventTaskID() string      { return d.TaskID }
+func (d LLMRequestData) EventTaskID() string         { return d.TaskID }
+func (d AskUserQuestionData) EventTaskID() string    { return d.TaskID }
+func (d PlanProposedData) EventTaskID() string       { return d.TaskID }
+func (d DirectoryRequestedData) EventTaskID() string { return d.TaskID }
+func (d LLMRetryData) EventTaskID() string           { return d.TaskID }
+func (d SessionNamedData) EventTaskID() string       { return d.TaskID }

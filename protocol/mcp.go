@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // MCPServerConfig is one server entry in .agent/mcp.json's format: name,
 // type (stdio, http, sse), command (a string or an array), args, env, cwd,
@@ -74,6 +77,20 @@ type MCPWarning struct {
 	Server  string `json:"server,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+}
+
+// String is the warning as one line: file, server, field and message.
+func (w MCPWarning) String() string {
+	var b strings.Builder
+	b.WriteString(w.File)
+	if w.Server != "" {
+		b.WriteString(": server " + w.Server)
+	}
+	if w.Field != "" {
+		b.WriteString(": field " + w.Field)
+	}
+	b.WriteString(": " + w.Message)
+	return b.String()
 }
 
 // MCPListResult is the result of mcp.list.

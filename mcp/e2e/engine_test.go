@@ -21,6 +21,7 @@ import (
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/mcp"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
 
@@ -88,17 +89,17 @@ func TestEngineCallsMCPToolWithApproval(t *testing.T) {
 		return permission.OutcomeOnce, nil
 	})
 
-	var perm *engine.PermissionRequiredData
-	var finished *engine.ToolFinishedData
+	var perm *protocol.PermissionRequiredData
+	var finished *protocol.ToolFinishedData
 	for ev := range eng.Run(ctx, engine.Turn{Input: engine.Input{Text: "echo something"}}) {
 		switch d := ev.Data.(type) {
-		case engine.PermissionRequiredData:
+		case protocol.PermissionRequiredData:
 			perm = &d
-		case *engine.PermissionRequiredData:
+		case *protocol.PermissionRequiredData:
 			perm = d
-		case engine.ToolFinishedData:
+		case protocol.ToolFinishedData:
 			finished = &d
-		case *engine.ToolFinishedData:
+		case *protocol.ToolFinishedData:
 			finished = d
 		}
 	}
@@ -111,7 +112,7 @@ func TestEngineCallsMCPToolWithApproval(t *testing.T) {
 		t.Fatalf("approver asked %+v", asked)
 	}
 	mu.Unlock()
-	if finished == nil || finished.Name != "mcp__everything__echo" || finished.Status != engine.ToolOK ||
+	if finished == nil || finished.Name != "mcp__everything__echo" || finished.Status != protocol.ToolOK ||
 		!strings.Contains(finished.ResultPreview, "Echo: through the engine") {
 		t.Fatalf("tool_finished = %+v", finished)
 	}

@@ -699,7 +699,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "UpdatedAt is absent for builtins."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -742,7 +741,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "agents"
@@ -828,7 +826,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -869,7 +866,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -918,7 +914,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -939,14 +934,28 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "eventTypes": {
      "items": {
-      "$ref": "#/$defs/EventType"
+      "anyOf": [
+       {
+        "$ref": "#/$defs/EventType"
+       },
+       {
+        "type": "string"
+       }
+      ]
      },
      "type": "array",
      "description": "EventTypes are the session event types."
     },
     "features": {
      "items": {
-      "$ref": "#/$defs/Feature"
+      "anyOf": [
+       {
+        "$ref": "#/$defs/Feature"
+       },
+       {
+        "type": "string"
+       }
+      ]
      },
      "type": "array",
      "description": "Features are the optional features available on this sidecar, here\nand now (a feature absent is not available)."
@@ -980,7 +989,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "methods",
@@ -1006,7 +1014,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Truncated: the diff was cut at a line end to fit 64 KiB."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "unified"
@@ -1022,7 +1029,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -1070,7 +1076,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1109,7 +1114,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1129,7 +1133,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "deleted"
@@ -1148,7 +1151,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1202,7 +1204,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1257,7 +1258,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Data is the machine-readable part; the sidecar always sends it."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "code",
@@ -1269,7 +1269,14 @@ export const protocolSchema: Record<string, unknown> = {
   "ErrorData": {
    "properties": {
     "kind": {
-     "$ref": "#/$defs/ErrorKind",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/ErrorKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Kind is the machine-readable reason."
     },
     "field": {
@@ -1289,7 +1296,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind"
@@ -1393,7 +1399,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1463,7 +1468,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "OldPath is the path before a rename."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path",
@@ -1496,7 +1500,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Trusted reports whether the user trusted exactly this Hash."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -1531,7 +1534,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "GrantedAt is null for a grant saved by a sidecar that did not record\ntimes."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -1552,7 +1554,8 @@ export const protocolSchema: Record<string, unknown> = {
    "properties": {
     "client": {
      "$ref": "#/$defs/ClientInfo",
-     "description": "Client names the shell (logged; optional)."
+     "description": "Client names the shell (logged; optional).",
+     "unevaluatedProperties": false
     },
     "protocolVersion": {
      "$ref": "#/$defs/VersionSpec",
@@ -1587,7 +1590,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Capabilities"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "server",
@@ -1609,7 +1611,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ReqID is the turn's last model request; absent when turn.interrupt\nended a suspended turn (no model request of this process)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1626,7 +1627,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1655,7 +1655,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Error says why the keychain could not be read."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "provider",
@@ -1706,7 +1705,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "keys"
@@ -1719,7 +1717,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "killed"
@@ -1751,7 +1748,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Compact is set on a compaction's summary request."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1787,7 +1783,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1851,7 +1846,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -1887,7 +1881,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "servers",
@@ -1958,7 +1951,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "SecretVars are those of Vars that never expand (the sidecar's\nsecrets)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "MCPRun is a server's trust card: what it runs or contacts, ${VAR} references unexpanded."
   },
@@ -2008,7 +2000,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ToolNames are the names registered for the model (mcp__<server>__<tool>)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -2101,7 +2092,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Warnings are the entry's non-fatal problems."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "server",
@@ -2140,7 +2130,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Servers are the session's servers, in the order given: connected (or\nfailed) when the project remembers their trust, else untrusted."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "servers"
@@ -2215,7 +2204,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Run is the trust card; absent for builtin presets."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -2288,7 +2276,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "file",
@@ -2336,7 +2323,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Notice marks a message the engine inserted itself (steering,\ncompaction summary, elision stub)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "role",
@@ -2380,7 +2366,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "provider",
@@ -2429,7 +2414,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "ok"
@@ -2503,6 +2487,22 @@ export const protocolSchema: Record<string, unknown> = {
       "kind",
       "data"
      ]
+    },
+    {
+     "properties": {
+      "kind": {
+       "not": {
+        "$ref": "#/$defs/RequestKind"
+       }
+      },
+      "data": {
+       "type": "object"
+      }
+     },
+     "required": [
+      "kind",
+      "data"
+     ]
     }
    ],
    "properties": {
@@ -2510,7 +2510,14 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     },
     "kind": {
-     "$ref": "#/$defs/RequestKind",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/RequestKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Kind is one of the RequestKind values (a string, like\nSessionEvent.Type)."
     },
     "turnId": {
@@ -2531,7 +2538,6 @@ export const protocolSchema: Record<string, unknown> = {
      "format": "date-time"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "requestId",
@@ -2607,7 +2613,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -2649,7 +2654,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -2701,7 +2705,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Settings are the project's stored settings."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -2719,7 +2722,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Closed is false when the project was not open."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "closed"
@@ -2748,7 +2750,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projects"
@@ -2796,7 +2797,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "VCS is the change tracking of the project's sessions (default auto);\na session created with its own vcs keeps that one."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "vcs"
@@ -2863,7 +2863,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Implicit is true for the openai profile while none is stored."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -2889,7 +2888,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "providers"
@@ -2924,7 +2922,8 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "retry": {
      "$ref": "#/$defs/RetrySettings",
-     "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem)."
+     "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem).",
+     "unevaluatedProperties": false
     }
    },
    "additionalProperties": false,
@@ -2963,7 +2962,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -2996,7 +2994,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Protocol is the highest protocol version the sidecar speaks."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "event",
@@ -3014,7 +3011,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "removed"
@@ -3095,7 +3091,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Resumed is true when the answer was the last pending request of a\nturn that died with a previous sidecar process, and that turn now\nresumes."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "answered",
@@ -3165,7 +3160,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "NetworkRetryBaseMS is the first backoff of network retries (doubled\neach time)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "RetrySettings are a provider profile's retry and timeout overrides; an absent member follows the environment (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS, OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_MAX, NETWORK_RETRY_BASE_MS)."
   },
@@ -3175,7 +3169,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "revoked"
@@ -3205,7 +3198,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Reason says why the sandbox is not enforced."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "mode",
@@ -3238,7 +3230,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "KeyConfigured says, for brave, whether its API key is stored."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -3357,7 +3348,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Sandbox is the OS sandbox as it really is on this machine."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3450,7 +3440,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Session"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3472,7 +3461,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Reason is \"fell behind\" or \"session closed\"."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3790,6 +3778,22 @@ export const protocolSchema: Record<string, unknown> = {
       "type",
       "data"
      ]
+    },
+    {
+     "properties": {
+      "type": {
+       "not": {
+        "$ref": "#/$defs/EventType"
+       }
+      },
+      "data": {
+       "type": "object"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
     }
    ],
    "properties": {
@@ -3805,7 +3809,14 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "TurnID is set for the events of a turn (it equals data.taskId)."
     },
     "type": {
-     "$ref": "#/$defs/EventType",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/EventType"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Type is one of the EventType values (a string, so that a client\ncompares it with its own names without conversions)."
     },
     "data": {
@@ -3816,7 +3827,6 @@ export const protocolSchema: Record<string, unknown> = {
      "format": "date-time"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3850,7 +3860,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "QueuedTurns is the number of turns queued behind the running one."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "session",
@@ -3870,7 +3879,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Grants are tools first, each kind sorted by name."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "grants"
@@ -3899,7 +3907,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessions"
@@ -3920,7 +3927,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Source is auto or user."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4096,7 +4102,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Lang is the stored language; absent for sessions made before\nlanguages were stored (they follow the default)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "SessionSettings are the stored per-session options; absent ones have their defaults."
   },
@@ -4110,7 +4115,7 @@ export const protocolSchema: Record<string, unknown> = {
     "awaiting",
     "suspended"
    ],
-   "description": "SessionStatus is a session's status: the session host's turn state (ipc/host.TurnState; ui-protocol.md, \"The turn state machine\")."
+   "description": "SessionStatus is a session's status: the session host's turn state (backend.TurnState; ui-protocol.md, \"The turn state machine\")."
   },
   "SessionSubscribeParams": {
    "properties": {
@@ -4145,7 +4150,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "lastSeq",
@@ -4208,7 +4212,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "LastSeq is the byte offset just past the newest output."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "id",
@@ -4281,7 +4284,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Seq is the first byte not delivered: re-subscribe with afterSeq = seq."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4299,7 +4301,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ExitCode is the exit status (128 + the signal number when killed by\na signal)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4316,7 +4317,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminals"
@@ -4338,7 +4338,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Data is the raw bytes (base64 on the wire)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4423,7 +4422,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "lastSeq",
@@ -4461,7 +4459,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Written is the number of bytes queued."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "written"
@@ -4479,7 +4476,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Kind is control, ansi, bidi, invisible or blank."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "field",
@@ -4500,7 +4496,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Arguments is the call's arguments as a JSON text."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "id",
@@ -4538,7 +4533,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ParentReqID is set on a subagent's call forwarded to the UI: the\nexplore call that ran it."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4565,7 +4559,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Arguments are the decoded arguments, byte for byte what the tool gets."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4591,7 +4584,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "StartTime is unix milliseconds."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4637,7 +4629,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Message says Reason to people, in the session's language."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4661,7 +4652,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Dropped are the queued turns that will never start."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "interrupted",
@@ -4680,7 +4670,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Queued is the number of turns ahead of it (0: it starts now)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "turnId",
@@ -4711,7 +4700,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4777,7 +4765,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "queued"
@@ -4800,7 +4787,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4816,7 +4802,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Removed is false when the text was already injected, or unknown."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "removed"
@@ -4830,7 +4815,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Unsubscribed is false when there was no subscription."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "unsubscribed"
@@ -4855,7 +4839,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "prompt_tokens",
@@ -4889,7 +4872,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Diff is the turn's change as a unified patch (cut at 8 MiB)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "diff"
@@ -4921,7 +4903,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Status says why, and where snapshots go."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "requested",
@@ -4988,7 +4969,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "restored",
@@ -5025,7 +5005,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "number",
@@ -5048,7 +5027,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/VCSPlan"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "turns",
@@ -5065,7 +5043,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "min",
@@ -5080,7 +5057,8 @@ export const protocolSchema: Record<string, unknown> = {
      "minimum": 1
     },
     {
-     "$ref": "#/$defs/VersionRange"
+     "$ref": "#/$defs/VersionRange",
+     "unevaluatedProperties": false
     }
    ],
    "description": "VersionSpec is initialize's protocolVersion: one version (a number, as in 1) or a range ({\"min\": 1, \"max\": 2}) of which the sidecar picks the highest it speaks."
@@ -5119,7 +5097,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ProjectID is the project of that folder, when one was opened."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path",
@@ -5166,7 +5143,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Project"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "worktree",
@@ -5183,7 +5159,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "worktrees"
@@ -5215,7 +5190,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Path is the folder removed."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path"

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,7 @@ func projectSettingsKey(projectID string) string { return "project.settings/" + 
 
 // projectSettings reads a project's settings, defaults filled in.
 func (b *Backend) projectSettings(ctx context.Context, projectID string) (protocol.ProjectSettings, error) {
-	ps := protocol.ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode)}
+	ps := protocol.ProjectSettings{VCS: protocol.VCSMode(DefaultVCSMode), SnapshotCapBytes: vcs.DefaultCapBytes}
 	raw, err := b.opts.Store.Setting(ctx, projectSettingsKey(projectID))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -31,26 +32,39 @@ func (b *Backend) projectSettings(ctx context.Context, projectID string) (protoc
 	if m, err := vcs.ParseMode(string(saved.VCS)); err == nil && saved.VCS != "" {
 		ps.VCS = protocol.VCSMode(m)
 	}
+	if saved.SnapshotCapBytes != 0 && vcs.CheckCap(saved.SnapshotCapBytes) == nil {
+		ps.SnapshotCapBytes = saved.SnapshotCapBytes
+	}
 	return ps, nil
 }
 
-// setProjectVCS stores a project's vcs mode (already checked) and makes the
-// project's loaded sessions rebuild their engines before their next turn.
+// saveProjectSettings stores a project's settings (already checked) and
+// makes the project's loaded sessions rebuild their engines before their
+// next turn. A default stays unstored, so it follows the default.
+func (b *Backend) saveProjectSettings(ctx context.Context, projectID string, ps protocol.ProjectSettings) error {
+	stored := ps
+	if stored.SnapshotCapBytes == vcs.DefaultCapBytes {
+		stored.SnapshotCapBytes = 0
+	}
+	raw, err := json.Marshal(stored)
+	if err != nil {
+		return err
+	}
+	if err := b.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), raw); err != nil {
+		return fmt.Errorf("project settings: %w", err)
+	}
+	b.reloadEngines(projectID)
+	return nil
+}
+
+// setProjectVCS stores a project's vcs mode (already checked).
 func (b *Backend) setProjectVCS(ctx context.Context, projectID string, m vcs.Mode) (protocol.ProjectSettings, error) {
 	ps, err := b.projectSettings(ctx, projectID)
 	if err != nil {
 		return ps, err
 	}
 	ps.VCS = protocol.VCSMode(m)
-	raw, err := json.Marshal(ps)
-	if err != nil {
-		return ps, err
-	}
-	if err := b.opts.Store.SetSetting(ctx, projectSettingsKey(projectID), raw); err != nil {
-		return ps, fmt.Errorf("project settings: %w", err)
-	}
-	b.reloadEngines(projectID)
-	return ps, nil
+	return ps, b.saveProjectSettings(ctx, projectID, ps)
 }
 
 func (b *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetSettingsParams) (protocol.Project, error) {
@@ -62,16 +76,36 @@ func (b *Backend) SetProjectSettings(ctx context.Context, p protocol.ProjectSetS
 	if err != nil {
 		return protocol.Project{}, err
 	}
+	next := ps
 	if p.VCS != nil {
 		m, err := parseVCSMode(string(*p.VCS))
 		if err != nil {
 			return protocol.Project{}, err
 		}
-		if ps, err = b.setProjectVCS(ctx, pr.ID, m); err != nil {
+		next.VCS = protocol.VCSMode(m)
+	}
+	if c := p.SnapshotCapBytes; c != nil {
+		if *c < 0 || vcs.CheckCap(*c) != nil {
+			return protocol.Project{}, protocol.InvalidField("snapshotCapBytes",
+				fmt.Sprintf("must be 0 (the default, %d) or at least %d", vcs.DefaultCapBytes, vcs.MinCapBytes))
+		}
+		next.SnapshotCapBytes = cmp.Or(*c, vcs.DefaultCapBytes)
+	}
+	if next != ps {
+		if err := b.saveProjectSettings(ctx, pr.ID, next); err != nil {
 			return protocol.Project{}, err
 		}
 	}
-	return b.projectInfo(ctx, pr, ps), nil
+	return b.projectInfo(ctx, pr, next), nil
+}
+
+// vcsLimitsOf are the snapshot limits of a project's sessions.
+func (b *Backend) vcsLimitsOf(ctx context.Context, projectID string) vcs.Limits {
+	ps, err := b.projectSettings(ctx, projectID)
+	if err != nil {
+		b.log.Warn("read project settings", "project", projectID, "err", err)
+	}
+	return vcs.Limits{CapBytes: ps.SnapshotCapBytes}
 }
 
 // vcsModeOf is a session's change tracking: its own vcs when it was created

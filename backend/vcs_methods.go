@@ -73,7 +73,7 @@ func withVCSMode(raw json.RawMessage, m vcs.Mode) json.RawMessage {
 // so this one and the engine's hook stay consistent.
 func (b *Backend) sessionVCS(ctx context.Context, ss store.Session, workspace string) *vcs.SessionVCS {
 	plan := vcs.ResolvePlan(ctx, workspace, vcs.Config{Mode: b.vcsModeOf(ctx, ss), ShadowRoot: b.shadowRoot(),
-		Confirmed: b.gitConfirmedOf(ctx, ss.ProjectID)})
+		Confirmed: b.gitConfirmedOf(ctx, ss.ProjectID), Limits: b.vcsLimitsOf(ctx, ss.ProjectID)})
 	return vcs.NewSession(plan, ss.ID)
 }
 
@@ -125,7 +125,12 @@ func (b *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (pro
 		for j, f := range t.Files {
 			files[j] = protocol.FileChange(f)
 		}
-		out[i] = protocol.VCSTurn{Number: t.Number, Commit: t.Commit, Status: t.Status, Time: t.Time, Files: files}
+		omitted := make([]protocol.OmittedFile, len(t.Omitted))
+		for j, o := range t.Omitted {
+			omitted[j] = protocol.OmittedFile{Path: o.Path, Size: o.Size, Reason: protocol.OmittedReason(o.Reason)}
+		}
+		out[i] = protocol.VCSTurn{Number: t.Number, Commit: t.Commit, Status: t.Status, Time: t.Time, Files: files,
+			MoreFiles: t.MoreFiles, Expired: t.Expired, Omitted: omitted, OmittedMore: t.OmittedMore}
 	}
 	pl := sv.Plan()
 	return protocol.VCSTurnsResult{Turns: out, Plan: protocol.VCSPlan{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil
@@ -161,10 +166,37 @@ func (b *Backend) VCSRestore(ctx context.Context, p protocol.VCSRestoreParams) (
 	if err != nil {
 		return protocol.VCSRestoreResult{}, fmt.Errorf("vcs.restore %s turn %d: %w", p.SessionID, p.Turn, err)
 	}
-	for _, l := range []*[]string{&res.Restored, &res.Overwritten, &res.Deleted, &res.Missing} {
+	for _, l := range []*[]string{&res.Restored, &res.Overwritten, &res.Deleted, &res.Missing, &res.Skipped} {
 		if *l == nil {
 			*l = []string{}
 		}
 	}
 	return protocol.VCSRestoreResult(res), nil
+}
+
+// VCSUsage is a project's snapshot storage: its shadow repository and its
+// own repository's agent refs (the cap applies to each), with the
+// project's cap.
+func (b *Backend) VCSUsage(ctx context.Context, p protocol.ProjectIDParams) (protocol.VCSUsageResult, error) {
+	pr, err := b.opts.Store.Project(ctx, p.ProjectID)
+	if err != nil {
+		return protocol.VCSUsageResult{}, err
+	}
+	lim := b.vcsLimitsOf(ctx, pr.ID)
+	res := protocol.VCSUsageResult{CapBytes: lim.CapBytes}
+	confirmed := b.gitConfirmedOf(ctx, pr.ID)
+	for _, mode := range []vcs.Mode{vcs.ModeShadow, vcs.ModeNative} {
+		plan := vcs.ResolvePlan(ctx, pr.Path, vcs.Config{Mode: mode, ShadowRoot: b.shadowRoot(), Confirmed: confirmed, Limits: lim})
+		if !plan.Enabled() {
+			continue // no git, no data dir, or no repository of its own
+		}
+		u, err := vcs.ProjectUsage(ctx, plan)
+		if err != nil {
+			return protocol.VCSUsageResult{}, fmt.Errorf("vcs.usage %s: %w", pr.ID, err)
+		}
+		res.Bytes += u.Bytes
+		res.Turns += u.Turns
+		res.ExpiredTurns += u.ExpiredTurns
+	}
+	return res, nil
 }

@@ -49,6 +49,7 @@ var hostedErrors = []errCode{
 	{keychain.ErrInvalidKey, wsrpc.CodeInvalidParams, ""},
 	{keychain.ErrInvalidProvider, wsrpc.CodeInvalidParams, ""},
 	{vcs.ErrTurnNotFound, wsrpc.CodeNotFound, ""},
+	{vcs.ErrTurnExpired, wsrpc.CodeConflict, protocol.KindSnapshotExpired},
 	{vcs.ErrDisabled, wsrpc.CodeConfig, protocol.KindVCSDisabled},
 	{vcs.ErrInvalidMode, wsrpc.CodeInvalidParams, ""},
 	{tools.ErrOutsideWorkspace, wsrpc.CodeForbidden, protocol.KindOutsideWorkspace},

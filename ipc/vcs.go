@@ -8,5 +8,6 @@ func vcsRoutes() map[string]handler {
 		"vcs.turns":   call((*backend.Backend).VCSTurns),
 		"vcs.diff":    call((*backend.Backend).VCSDiff),
 		"vcs.restore": call((*backend.Backend).VCSRestore),
+		"vcs.usage":   call((*backend.Backend).VCSUsage),
 	}
 }

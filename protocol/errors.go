@@ -62,6 +62,9 @@ const (
 	KindUncommittedChanges ErrorKind = "uncommitted_changes"
 	// -32003: a terminal that exited, or whose input queue is full.
 	KindTerminalUnavailable ErrorKind = "terminal_unavailable"
+	// -32003: vcs.restore or vcs.diff of a turn whose snapshot expired
+	// (collected to keep the project's snapshot storage under its cap).
+	KindSnapshotExpired ErrorKind = "snapshot_expired"
 
 	// -32004: a path outside the workspace or the project.
 	KindOutsideWorkspace ErrorKind = "outside_workspace"
@@ -85,7 +88,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }

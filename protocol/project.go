@@ -76,6 +76,10 @@ type ProjectSettings struct {
 	// VCS is the change tracking of the project's sessions (default auto);
 	// a session created with its own vcs keeps that one.
 	VCS VCSMode `json:"vcs"`
+	// SnapshotCapBytes bounds the storage of the project's snapshots
+	// (vcs.usage); over it, the oldest turns' snapshots expire. Default
+	// 2 GiB (2147483648).
+	SnapshotCapBytes int64 `json:"snapshotCapBytes"`
 }
 
 // ProjectOpenParams are the params of project.open.
@@ -110,4 +114,7 @@ type ProjectListResult struct {
 type ProjectSetSettingsParams struct {
 	ProjectID string   `json:"projectId" rpc:"required"`
 	VCS       *VCSMode `json:"vcs,omitempty"`
+	// SnapshotCapBytes sets the cap on the project's snapshot storage: 0
+	// for the default (2 GiB), else at least 16 MiB (16777216).
+	SnapshotCapBytes *int64 `json:"snapshotCapBytes,omitempty"`
 }

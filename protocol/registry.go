@@ -86,6 +86,7 @@ func Methods() []MethodSpec {
 		{"vcs.turns", SessionIDParams{}, VCSTurnsResult{}},
 		{"vcs.diff", VCSDiffParams{}, VCSDiffResult{}},
 		{"vcs.restore", VCSRestoreParams{}, VCSRestoreResult{}},
+		{"vcs.usage", ProjectIDParams{}, VCSUsageResult{}},
 
 		{"mcp.list", ProjectIDParams{}, MCPListResult{}},
 		{"mcp.add", MCPAddParams{}, MCPServerResult{}},

@@ -23,6 +23,55 @@ type VCSTurn struct {
 	// Time is when the snapshot was taken.
 	Time  time.Time    `json:"time"`
 	Files []FileChange `json:"files"`
+	// MoreFiles counts the changes of an expired turn not listed in Files
+	// (an expired turn keeps at most 200).
+	MoreFiles int `json:"moreFiles,omitempty"`
+	// Expired: the turn's snapshot was collected to keep the project's
+	// snapshot storage under its cap; it can no longer be diffed or
+	// restored.
+	Expired bool `json:"expired"`
+	// Omitted are the files the turn's snapshot left out: over the size
+	// limit, or binary over the binary limit.
+	Omitted []OmittedFile `json:"omitted"`
+	// OmittedMore counts the omitted files not listed (at most 1,000 are).
+	OmittedMore int `json:"omittedMore,omitempty"`
+}
+
+// OmittedFile is a file a snapshot left out.
+type OmittedFile struct {
+	// Path is relative to the workspace, with '/'.
+	Path string `json:"path"`
+	// Size is its size in bytes when the snapshot was taken.
+	Size int64 `json:"size"`
+	// Reason is too_large (over 64 MiB) or binary (a NUL byte in its first
+	// 8,000 bytes, and over 8 MiB).
+	Reason OmittedReason `json:"reason"`
+}
+
+// OmittedReason says why a snapshot left a file out.
+type OmittedReason string
+
+// The reasons.
+const (
+	// OmittedTooLarge: over the size limit (64 MiB).
+	OmittedTooLarge OmittedReason = "too_large"
+	// OmittedBinary: binary and over the binary limit (8 MiB).
+	OmittedBinary OmittedReason = "binary"
+)
+
+// OmittedReasons lists the reasons.
+var OmittedReasons = []OmittedReason{OmittedTooLarge, OmittedBinary}
+
+// VCSUsageResult is the result of vcs.usage: a project's snapshot storage.
+type VCSUsageResult struct {
+	// Bytes is the space its snapshots take on disk.
+	Bytes int64 `json:"bytes"`
+	// CapBytes is the project's cap (settings.snapshotCapBytes).
+	CapBytes int64 `json:"capBytes"`
+	// Turns counts the turns whose snapshots are kept, ExpiredTurns those
+	// whose snapshots were collected.
+	Turns        int `json:"turns"`
+	ExpiredTurns int `json:"expiredTurns"`
 }
 
 // VCSPlan says what change tracking a session really uses.

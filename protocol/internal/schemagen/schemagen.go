@@ -87,6 +87,7 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[protocol.SearchKind]():    strs(protocol.SearchKinds),
 	reflect.TypeFor[protocol.ToolStatus]():    strs(protocol.ToolStatuses),
 	reflect.TypeFor[protocol.TurnStatus]():    strs(protocol.TurnStatuses),
+	reflect.TypeFor[protocol.OmittedReason](): strs(protocol.OmittedReasons),
 	reflect.TypeFor[protocol.EventType]():     eventTypes(),
 }
 

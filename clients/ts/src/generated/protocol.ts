@@ -34,6 +34,7 @@ export type ErrorKind =
   | "stale_hash"
   | "uncommitted_changes"
   | "terminal_unavailable"
+  | "snapshot_expired"
   | "outside_workspace"
   | "untrusted"
   | "no_model"
@@ -83,6 +84,10 @@ export type VersionSpec = number | VersionRange;
  * Mode is a session's permission mode.
  */
 export type Mode = "discuss" | "plan" | "interactive" | "auto";
+/**
+ * OmittedReason says why a snapshot left a file out.
+ */
+export type OmittedReason = "too_large" | "binary";
 /**
  * VCSMode is per-turn change tracking: off, auto, native or shadow.
  */
@@ -1113,6 +1118,20 @@ export interface OKResult {
   ok: boolean;
 }
 /**
+ * OmittedFile is a file a snapshot left out.
+ */
+export interface OmittedFile {
+  /**
+   * Path is relative to the workspace, with '/'.
+   */
+  path: string;
+  /**
+   * Size is its size in bytes when the snapshot was taken.
+   */
+  size: number;
+  reason: OmittedReason;
+}
+/**
  * PermissionRequiredData: a call waits for approval; answer with ApprovalResponse.
  */
 export interface PermissionRequiredData {
@@ -1209,6 +1228,12 @@ export interface Project {
  */
 export interface ProjectSettings {
   vcs: VCSMode;
+  /**
+   * SnapshotCapBytes bounds the storage of the project's snapshots
+   * (vcs.usage); over it, the oldest turns' snapshots expire. Default
+   * 2 GiB (2147483648).
+   */
+  snapshotCapBytes: number;
 }
 /**
  * ProjectCloseResult is the result of project.close.
@@ -1247,6 +1272,11 @@ export interface ProjectOpenParams {
 export interface ProjectSetSettingsParams {
   projectId: string;
   vcs?: VCSMode;
+  /**
+   * SnapshotCapBytes sets the cap on the project's snapshot storage: 0
+   * for the default (2 GiB), else at least 16 MiB (16777216).
+   */
+  snapshotCapBytes?: number;
 }
 /**
  * ProjectTrustGitParams are the params of project.trustGit.
@@ -2105,6 +2135,12 @@ export interface VCSRestoreResult {
   overwritten: string[];
   deleted: string[];
   missing: string[];
+  /**
+   * Skipped are files left alone because a snapshot left them out (too
+   * large or binary): one now is not overwritten, one the turn's
+   * snapshot left out is not deleted.
+   */
+  skipped: string[];
   dryRun: boolean;
 }
 /**
@@ -2128,6 +2164,26 @@ export interface VCSTurn {
    */
   time: string;
   files: FileChange[];
+  /**
+   * MoreFiles counts the changes of an expired turn not listed in Files
+   * (an expired turn keeps at most 200).
+   */
+  moreFiles?: number;
+  /**
+   * Expired: the turn's snapshot was collected to keep the project's
+   * snapshot storage under its cap; it can no longer be diffed or
+   * restored.
+   */
+  expired: boolean;
+  /**
+   * Omitted are the files the turn's snapshot left out: over the size
+   * limit, or binary over the binary limit.
+   */
+  omitted: OmittedFile[];
+  /**
+   * OmittedMore counts the omitted files not listed (at most 1,000 are).
+   */
+  omittedMore?: number;
 }
 /**
  * VCSTurnsResult is the result of vcs.turns.
@@ -2135,6 +2191,25 @@ export interface VCSTurn {
 export interface VCSTurnsResult {
   turns: VCSTurn[];
   plan: VCSPlan;
+}
+/**
+ * VCSUsageResult is the result of vcs.usage: a project's snapshot storage.
+ */
+export interface VCSUsageResult {
+  /**
+   * Bytes is the space its snapshots take on disk.
+   */
+  bytes: number;
+  /**
+   * CapBytes is the project's cap (settings.snapshotCapBytes).
+   */
+  capBytes: number;
+  /**
+   * Turns counts the turns whose snapshots are kept, ExpiredTurns those
+   * whose snapshots were collected.
+   */
+  turns: number;
+  expiredTurns: number;
 }
 /**
  * Worktree is one work tree of a repository (worktree.list).
@@ -2332,6 +2407,7 @@ export interface SchemaMethods {
   "vcs.diff": { params: VCSDiffParams; result: VCSDiffResult };
   "vcs.restore": { params: VCSRestoreParams; result: VCSRestoreResult };
   "vcs.turns": { params: SessionIDParams; result: VCSTurnsResult };
+  "vcs.usage": { params: ProjectIDParams; result: VCSUsageResult };
   "worktree.create": { params: WorktreeCreateParams; result: WorktreeCreateResult };
   "worktree.list": { params: ProjectIDParams; result: WorktreeListResult };
   "worktree.remove": { params: WorktreeRemoveParams; result: WorktreeRemoveResult };

@@ -501,6 +501,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/VCSTurnsResult"
    }
   },
+  "vcs.usage": {
+   "params": {
+    "$ref": "#/$defs/ProjectIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/VCSUsageResult"
+   }
+  },
   "worktree.create": {
    "params": {
     "$ref": "#/$defs/WorktreeCreateParams"
@@ -1325,6 +1333,7 @@ export const protocolSchema: Record<string, unknown> = {
     "stale_hash",
     "uncommitted_changes",
     "terminal_unavailable",
+    "snapshot_expired",
     "outside_workspace",
     "untrusted",
     "no_model",
@@ -2420,6 +2429,37 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "OKResult is the result of shutdown."
   },
+  "OmittedFile": {
+   "properties": {
+    "path": {
+     "type": "string",
+     "description": "Path is relative to the workspace, with '/'."
+    },
+    "size": {
+     "type": "integer",
+     "description": "Size is its size in bytes when the snapshot was taken."
+    },
+    "reason": {
+     "$ref": "#/$defs/OmittedReason",
+     "description": "Reason is too_large (over 64 MiB) or binary (a NUL byte in its first\n8,000 bytes, and over 8 MiB)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "path",
+    "size",
+    "reason"
+   ],
+   "description": "OmittedFile is a file a snapshot left out."
+  },
+  "OmittedReason": {
+   "type": "string",
+   "enum": [
+    "too_large",
+    "binary"
+   ],
+   "description": "OmittedReason says why a snapshot left a file out."
+  },
   "Outcome": {
    "type": "string",
    "enum": [
@@ -2781,6 +2821,10 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "vcs": {
      "$ref": "#/$defs/VCSMode"
+    },
+    "snapshotCapBytes": {
+     "type": "integer",
+     "description": "SnapshotCapBytes sets the cap on the project's snapshot storage: 0\nfor the default (2 GiB), else at least 16 MiB (16777216)."
     }
    },
    "additionalProperties": false,
@@ -2795,11 +2839,16 @@ export const protocolSchema: Record<string, unknown> = {
     "vcs": {
      "$ref": "#/$defs/VCSMode",
      "description": "VCS is the change tracking of the project's sessions (default auto);\na session created with its own vcs keeps that one."
+    },
+    "snapshotCapBytes": {
+     "type": "integer",
+     "description": "SnapshotCapBytes bounds the storage of the project's snapshots\n(vcs.usage); over it, the oldest turns' snapshots expire. Default\n2 GiB (2147483648)."
     }
    },
    "type": "object",
    "required": [
-    "vcs"
+    "vcs",
+    "snapshotCapBytes"
    ],
    "description": "ProjectSettings are a project's own settings."
   },
@@ -4965,6 +5014,13 @@ export const protocolSchema: Record<string, unknown> = {
      },
      "type": "array"
     },
+    "skipped": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "Skipped are files left alone because a snapshot left them out (too\nlarge or binary): one now is not overwritten, one the turn's\nsnapshot left out is not deleted."
+    },
     "dryRun": {
      "type": "boolean"
     }
@@ -4975,6 +5031,7 @@ export const protocolSchema: Record<string, unknown> = {
     "overwritten",
     "deleted",
     "missing",
+    "skipped",
     "dryRun"
    ],
    "description": "VCSRestoreResult is the result of vcs.restore (paths relative to the workspace, sorted)."
@@ -5003,6 +5060,25 @@ export const protocolSchema: Record<string, unknown> = {
       "$ref": "#/$defs/FileChange"
      },
      "type": "array"
+    },
+    "moreFiles": {
+     "type": "integer",
+     "description": "MoreFiles counts the changes of an expired turn not listed in Files\n(an expired turn keeps at most 200)."
+    },
+    "expired": {
+     "type": "boolean",
+     "description": "Expired: the turn's snapshot was collected to keep the project's\nsnapshot storage under its cap; it can no longer be diffed or\nrestored."
+    },
+    "omitted": {
+     "items": {
+      "$ref": "#/$defs/OmittedFile"
+     },
+     "type": "array",
+     "description": "Omitted are the files the turn's snapshot left out: over the size\nlimit, or binary over the binary limit."
+    },
+    "omittedMore": {
+     "type": "integer",
+     "description": "OmittedMore counts the omitted files not listed (at most 1,000 are)."
     }
    },
    "type": "object",
@@ -5011,7 +5087,9 @@ export const protocolSchema: Record<string, unknown> = {
     "commit",
     "status",
     "time",
-    "files"
+    "files",
+    "expired",
+    "omitted"
    ],
    "description": "VCSTurn is a turn that changed files."
   },
@@ -5033,6 +5111,33 @@ export const protocolSchema: Record<string, unknown> = {
     "plan"
    ],
    "description": "VCSTurnsResult is the result of vcs.turns."
+  },
+  "VCSUsageResult": {
+   "properties": {
+    "bytes": {
+     "type": "integer",
+     "description": "Bytes is the space its snapshots take on disk."
+    },
+    "capBytes": {
+     "type": "integer",
+     "description": "CapBytes is the project's cap (settings.snapshotCapBytes)."
+    },
+    "turns": {
+     "type": "integer",
+     "description": "Turns counts the turns whose snapshots are kept, ExpiredTurns those\nwhose snapshots were collected."
+    },
+    "expiredTurns": {
+     "type": "integer"
+    }
+   },
+   "type": "object",
+   "required": [
+    "bytes",
+    "capBytes",
+    "turns",
+    "expiredTurns"
+   ],
+   "description": "VCSUsageResult is the result of vcs.usage: a project's snapshot storage."
   },
   "VersionRange": {
    "properties": {

@@ -26,6 +26,9 @@ import (
 // Lock order: repoState.mu, then a sessionState.mu.
 type repoState struct {
 	mu sync.RWMutex
+	// nextCheck: collectLocked measures the storage again only after it
+	// (zero: every time). Guarded by mu held exclusively.
+	nextCheck time.Time
 }
 
 // repos holds the state of each repository (git dir). Entries are small
@@ -283,18 +286,31 @@ func readExpired(ctx context.Context, g *runner, oid string) (expiredRecord, err
 func (s *SessionVCS) collect(ctx context.Context) error {
 	s.repo.mu.Lock()
 	defer s.repo.mu.Unlock()
-	return collectLocked(ctx, s.plan)
+	if time.Now().Before(s.repo.nextCheck) {
+		return nil
+	}
+	return collectLocked(ctx, s.plan, s.repo)
 }
 
+// slowMeasure is how long measuring the storage may take before it is
+// throttled: a measurement that took longer is not repeated for 20 times
+// as long, so that on a very large repository it costs at most ~5% of the
+// time. (Storage can then go over the cap by what those snapshots add.)
+const slowMeasure = 100 * time.Millisecond
+
 // collectLocked is collect with the repository's lock held exclusively.
-func collectLocked(ctx context.Context, p Plan) error {
+func collectLocked(ctx context.Context, p Plan, st *repoState) error {
 	ok, err := checkRepo(ctx, p)
 	if err != nil || !ok {
 		return err
 	}
 	lim := p.Limits.withDefaults()
 	g := repoGit(p)
+	start := time.Now()
 	used, err := storageBytes(ctx, p, g)
+	if d := time.Since(start); d > slowMeasure {
+		st.nextCheck = time.Now().Add(20 * d)
+	}
 	if err != nil || used <= lim.CapBytes {
 		return err
 	}

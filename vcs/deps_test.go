@@ -14,11 +14,11 @@ func TestVCSIsShared(t *testing.T) {
 	deptest.DepChecker{
 		Pkgs: []string{"./..."},
 		BadDeps: map[string]string{
-			m + "/engine/...":  "the engine takes checkpoints through vcs",
-			m + "/backend/...": "the backend wires engines and records checkpoints",
-			m + "/ipc/...":     "the server is above vcs",
-			m + "/acp":         "a front door",
-			m + "/store":       "the host records checkpoints; vcs only makes them",
+			m + "/engine/...": "the engine takes checkpoints through vcs",
+			m + "/backend":    "the backend wires engines",
+			m + "/ipc/...":    "the server is above vcs",
+			m + "/acp":        "a front door",
+			m + "/store":      "the host records checkpoints; vcs only makes them",
 		},
 	}.Check(t)
 }

@@ -367,7 +367,7 @@ func (s *Server) ocrVision(ctx context.Context, imageDataURL string) (string, er
 	if err != nil {
 		return "", err
 	}
-	return prov.Chat(ctx, llm.ChatRequest{
+	resp, err := prov.Chat(ctx, llm.ChatRequest{
 		Model:     model,
 		ReqID:     "ocr",
 		MaxTokens: 4096,
@@ -377,6 +377,7 @@ func (s *Server) ocrVision(ctx context.Context, imageDataURL string) (string, er
 			Attachments: []llm.Attachment{{Name: "image", MimeType: dataURLMime(imageDataURL), DataURL: imageDataURL}},
 		}},
 	})
+	return resp.Text, err
 }
 
 // dataURLMime returns the media type of a data URL ("image/png").

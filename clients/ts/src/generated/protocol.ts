@@ -35,7 +35,9 @@ export type EventType =
   | "directory_requested"
   | "llm_retry"
   | "session_named"
-  | "turn_suspended";
+  | "turn_suspended"
+  | "usage"
+  | "rate_limits";
 /**
  * Feature names an optional feature a shell may adapt to.
  */
@@ -245,6 +247,16 @@ export type SessionEvent1 =
   | {
       type: "turn_suspended";
       data: TurnSuspendedData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "usage";
+      data: UsageData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "rate_limits";
+      data: RateLimitsData;
       [k: string]: unknown;
     };
 /**
@@ -488,6 +500,17 @@ export interface CompactingData {
   thresholdPct: number;
   thresholdTokens: number;
   outboundMessages: number;
+}
+/**
+ * ContextFill is how full the model's context window is: the count compaction compares with its thresholds (the response's input plus its output, which the next request sends again).
+ */
+export interface ContextFill {
+  tokens: number;
+  window: number;
+  /**
+   * Percent is Tokens of Window, 0–100 (one decimal).
+   */
+  percent: number;
 }
 /**
  * DeletedResult is the result of session.delete and providers.delete.
@@ -1364,6 +1387,27 @@ export interface QueueSteeringData {
   attachments?: AttachmentRef[];
 }
 /**
+ * RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*).
+ */
+export interface RateLimitWindow {
+  limit?: number;
+  remaining?: number;
+  /**
+   * ResetAt is when the budget is whole again (RFC 3339, UTC).
+   */
+  resetAt?: string;
+}
+/**
+ * RateLimitsData: the endpoint's budgets after a model response (rate_limits), when it sent x-ratelimit-* headers.
+ */
+export interface RateLimitsData {
+  taskId: string;
+  reqId: string;
+  model: string;
+  requests?: RateLimitWindow;
+  tokens?: RateLimitWindow;
+}
+/**
  * ReadyLine is the one line the sidecar prints on stdout when it accepts connections: connect to URL with Token.
  */
 export interface ReadyLine {
@@ -1716,6 +1760,58 @@ export interface TurnSuspendedData {
    */
   reason: string;
   pendingRequests: string[];
+}
+/**
+ * UsageData: one model response's usage, with its turn's and session's totals (usage).
+ */
+export interface UsageData {
+  /**
+   * TaskID is the turn ("" for the request that named the session).
+   */
+  taskId: string;
+  reqId: string;
+  model: string;
+  /**
+   * Source is turn, summary, subagent or title.
+   */
+  source: string;
+  /**
+   * ParentReqID is the explore call a subagent's response belongs to.
+   */
+  parentReqId?: string;
+  response: TokenCounts;
+  turn?: TokenCounts;
+  session: TokenCounts;
+  context?: ContextFill;
+  /**
+   * Cost is null when the model's price is unknown: never a guess.
+   */
+  cost: UsageCost | null;
+}
+/**
+ * TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning.
+ */
+export interface TokenCounts {
+  input: number;
+  cachedInput: number;
+  output: number;
+  reasoning: number;
+}
+/**
+ * UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens).
+ */
+export interface UsageCost {
+  response: number;
+  /**
+   * Turn is null once the turn counted a response whose model has no
+   * price, and outside a turn (a title).
+   */
+  turn: number | null;
+  /**
+   * Session is null once the session counted a response whose model has
+   * no price.
+   */
+  session: number | null;
 }
 export interface SessionEvent2 {
   sessionId: string;
@@ -2361,6 +2457,7 @@ export interface SchemaEventData {
   permission_required: PermissionRequiredData;
   plan_proposed: PlanProposedData;
   queue_steering: QueueSteeringData;
+  rate_limits: RateLimitsData;
   reasoning_delta: DeltaData;
   session_named: SessionNamedData;
   tool_finished: ToolFinishedData;
@@ -2369,6 +2466,7 @@ export interface SchemaEventData {
   turn_end: TurnEndData;
   turn_start: TurnStartData;
   turn_suspended: TurnSuspendedData;
+  usage: UsageData;
 }
 
 /** The JSON-RPC error codes (schema.json `errorCodes`). */

@@ -606,6 +606,9 @@ export const protocolSchema: Record<string, unknown> = {
   "queue_steering": {
    "$ref": "#/$defs/QueueSteeringData"
   },
+  "rate_limits": {
+   "$ref": "#/$defs/RateLimitsData"
+  },
   "reasoning_delta": {
    "$ref": "#/$defs/DeltaData"
   },
@@ -629,6 +632,9 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "turn_suspended": {
    "$ref": "#/$defs/TurnSuspendedData"
+  },
+  "usage": {
+   "$ref": "#/$defs/UsageData"
   }
  },
  "errorCodes": {
@@ -1123,6 +1129,28 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "CompactingData: a compaction starts."
   },
+  "ContextFill": {
+   "properties": {
+    "tokens": {
+     "type": "integer"
+    },
+    "window": {
+     "type": "integer"
+    },
+    "percent": {
+     "type": "number",
+     "description": "Percent is Tokens of Window, 0–100 (one decimal)."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "tokens",
+    "window",
+    "percent"
+   ],
+   "description": "ContextFill is how full the model's context window is: the count compaction compares with its thresholds (the response's input plus its output, which the next request sends again)."
+  },
   "DeletedResult": {
    "properties": {
     "deleted": {
@@ -1430,7 +1458,9 @@ export const protocolSchema: Record<string, unknown> = {
     "directory_requested",
     "llm_retry",
     "session_named",
-    "turn_suspended"
+    "turn_suspended",
+    "usage",
+    "rate_limits"
    ],
    "description": "EventType names a session event (session.event's type)."
   },
@@ -2971,6 +3001,50 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "QueueSteeringData: steering text was injected."
   },
+  "RateLimitWindow": {
+   "properties": {
+    "limit": {
+     "type": "integer"
+    },
+    "remaining": {
+     "type": "integer"
+    },
+    "resetAt": {
+     "type": "string",
+     "description": "ResetAt is when the budget is whole again (RFC 3339, UTC)."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "description": "RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*)."
+  },
+  "RateLimitsData": {
+   "properties": {
+    "taskId": {
+     "type": "string"
+    },
+    "reqId": {
+     "type": "string"
+    },
+    "model": {
+     "type": "string"
+    },
+    "requests": {
+     "$ref": "#/$defs/RateLimitWindow"
+    },
+    "tokens": {
+     "$ref": "#/$defs/RateLimitWindow"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "taskId",
+    "reqId",
+    "model"
+   ],
+   "description": "RateLimitsData: the endpoint's budgets after a model response (rate_limits), when it sent x-ratelimit-* headers."
+  },
   "ReadyLine": {
    "properties": {
     "event": {
@@ -3790,6 +3864,34 @@ export const protocolSchema: Record<string, unknown> = {
       "type",
       "data"
      ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "usage"
+      },
+      "data": {
+       "$ref": "#/$defs/UsageData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "rate_limits"
+      },
+      "data": {
+       "$ref": "#/$defs/RateLimitsData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
     }
    ],
    "properties": {
@@ -4487,6 +4589,31 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "TextWarning flags a card text field holding control characters, ANSI escapes, bidi or invisible characters, or blanks that are not spaces."
   },
+  "TokenCounts": {
+   "properties": {
+    "input": {
+     "type": "integer"
+    },
+    "cachedInput": {
+     "type": "integer"
+    },
+    "output": {
+     "type": "integer"
+    },
+    "reasoning": {
+     "type": "integer"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "input",
+    "cachedInput",
+    "output",
+    "reasoning"
+   ],
+   "description": "TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning."
+  },
   "ToolCall": {
    "properties": {
     "id": {
@@ -4863,6 +4990,102 @@ export const protocolSchema: Record<string, unknown> = {
     "total_tokens"
    ],
    "description": "Usage is a model response's token usage."
+  },
+  "UsageCost": {
+   "properties": {
+    "response": {
+     "type": "number"
+    },
+    "turn": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Turn is null once the turn counted a response whose model has no\nprice, and outside a turn (a title)."
+    },
+    "session": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Session is null once the session counted a response whose model has\nno price."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "response",
+    "turn",
+    "session"
+   ],
+   "description": "UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens)."
+  },
+  "UsageData": {
+   "properties": {
+    "taskId": {
+     "type": "string",
+     "description": "TaskID is the turn (\"\" for the request that named the session)."
+    },
+    "reqId": {
+     "type": "string"
+    },
+    "model": {
+     "type": "string"
+    },
+    "source": {
+     "type": "string",
+     "description": "Source is turn, summary, subagent or title."
+    },
+    "parentReqId": {
+     "type": "string",
+     "description": "ParentReqID is the explore call a subagent's response belongs to."
+    },
+    "response": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "turn": {
+     "$ref": "#/$defs/TokenCounts",
+     "description": "Turn is the turn's total so far, subagents and summaries included\n(absent outside a turn)."
+    },
+    "session": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "context": {
+     "$ref": "#/$defs/ContextFill",
+     "description": "Context is the session's context fill after this response (absent\nwhen the model's window is unknown)."
+    },
+    "cost": {
+     "anyOf": [
+      {
+       "$ref": "#/$defs/UsageCost"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Cost is null when the model's price is unknown: never a guess."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "taskId",
+    "reqId",
+    "model",
+    "source",
+    "response",
+    "session",
+    "cost"
+   ],
+   "description": "UsageData: one model response's usage, with its turn's and session's totals (usage)."
   },
   "VCSDiffParams": {
    "properties": {

@@ -152,6 +152,12 @@ ALTER TABLE grants DROP COLUMN allowed_commands;
 	`
 ALTER TABLE provider_profiles ADD COLUMN retry TEXT NOT NULL DEFAULT '{}';
 `,
+	// 6: a session's usage totals (JSON; '' = none yet) and a provider
+	// profile's prices per model (JSON object).
+	`
+ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
+ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -1094,6 +1094,18 @@ export interface ToolCall {
   arguments: string;
 }
 /**
+ * ModelPrice is a model's price in USD per 1M tokens (0 to 10,000 each).
+ */
+export interface ModelPrice {
+  input: number;
+  /**
+   * CachedInput prices the cached part of the input; absent: the same as
+   * Input (no discount).
+   */
+  cachedInput?: number;
+  output: number;
+}
+/**
  * ModelsListParams are the params of models.list.
  */
 export interface ModelsListParams {
@@ -1317,6 +1329,13 @@ export interface Provider {
   keySource: string;
   retry: RetrySettings;
   /**
+   * Prices are the profile's own prices per model id; they replace the
+   * default table's for its sessions (absent when none).
+   */
+  prices?: {
+    [k: string]: ModelPrice;
+  };
+  /**
    * Implicit is true for the openai profile while none is stored.
    */
   implicit: boolean;
@@ -1368,6 +1387,13 @@ export interface ProvidersSetParams {
   proxy?: string;
   contextWindow?: number;
   retry?: RetrySettings;
+  /**
+   * Prices replace the profile's prices per model id as a whole ({}
+   * clears them).
+   */
+  prices?: {
+    [k: string]: ModelPrice;
+  };
 }
 /**
  * QuestionResponse answers an ask_user_question request.
@@ -1577,6 +1603,7 @@ export interface Session {
   updatedAt: string;
   settings: SessionSettings;
   sandbox: SandboxInfo;
+  usage?: SessionUsage;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1593,6 +1620,26 @@ export interface SessionSettings {
    * languages were stored (they follow the default).
    */
   lang?: string;
+}
+/**
+ * SessionUsage is a session's accounting: every model request it made (turns, summaries, subagents, titles), as its last usage event says.
+ */
+export interface SessionUsage {
+  tokens: TokenCounts;
+  /**
+   * Cost in USD is null once the session counted a response whose model
+   * has no price.
+   */
+  cost: number | null;
+}
+/**
+ * TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning.
+ */
+export interface TokenCounts {
+  input: number;
+  cachedInput: number;
+  output: number;
+  reasoning: number;
 }
 /**
  * SessionCreateParams are the params of session.create.
@@ -1787,15 +1834,6 @@ export interface UsageData {
    * Cost is null when the model's price is unknown: never a guess.
    */
   cost: UsageCost | null;
-}
-/**
- * TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning.
- */
-export interface TokenCounts {
-  input: number;
-  cachedInput: number;
-  output: number;
-  reasoning: number;
 }
 /**
  * UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens).

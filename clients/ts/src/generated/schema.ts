@@ -2384,6 +2384,33 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "Mode is a session's permission mode."
   },
+  "ModelPrice": {
+   "properties": {
+    "input": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0
+    },
+    "cachedInput": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0,
+     "description": "CachedInput prices the cached part of the input; absent: the same as\nInput (no discount)."
+    },
+    "output": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "input",
+    "output"
+   ],
+   "description": "ModelPrice is a model's price in USD per 1M tokens (0 to 10,000 each)."
+  },
   "ModelsListParams": {
    "properties": {
     "provider": {
@@ -2888,6 +2915,13 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/RetrySettings",
      "description": "Retry is the profile's retry and timeout overrides ({} when none)."
     },
+    "prices": {
+     "additionalProperties": {
+      "$ref": "#/$defs/ModelPrice"
+     },
+     "type": "object",
+     "description": "Prices are the profile's own prices per model id; they replace the\ndefault table's for its sessions (absent when none)."
+    },
     "implicit": {
      "type": "boolean",
      "description": "Implicit is true for the openai profile while none is stored."
@@ -2955,6 +2989,13 @@ export const protocolSchema: Record<string, unknown> = {
     "retry": {
      "$ref": "#/$defs/RetrySettings",
      "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem)."
+    },
+    "prices": {
+     "additionalProperties": {
+      "$ref": "#/$defs/ModelPrice"
+     },
+     "type": "object",
+     "description": "Prices replace the profile's prices per model id as a whole ({}\nclears them)."
     }
    },
    "additionalProperties": false,
@@ -3429,6 +3470,10 @@ export const protocolSchema: Record<string, unknown> = {
     "sandbox": {
      "$ref": "#/$defs/SandboxInfo",
      "description": "Sandbox is the OS sandbox as it really is on this machine."
+    },
+    "usage": {
+     "$ref": "#/$defs/SessionUsage",
+     "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
     }
    },
    "additionalProperties": false,
@@ -4255,6 +4300,31 @@ export const protocolSchema: Record<string, unknown> = {
     "pendingRequests"
    ],
    "description": "SessionSubscribeResult is the result of session.subscribe."
+  },
+  "SessionUsage": {
+   "properties": {
+    "tokens": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "cost": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Cost in USD is null once the session counted a response whose model\nhas no price."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "tokens",
+    "cost"
+   ],
+   "description": "SessionUsage is a session's accounting: every model request it made (turns, summaries, subagents, titles), as its last usage event says."
   },
   "ShellPolicy": {
    "type": "string",

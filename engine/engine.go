@@ -11,7 +11,6 @@ import (
 	"github.com/zqagent/sidecar/engine/compaction"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm"
-	"github.com/zqagent/sidecar/llm/prices"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
@@ -61,8 +60,10 @@ type Options struct {
 	// Ledger records which tool calls began to run (see Ledger); nil keeps
 	// the record in memory for the process's life.
 	Ledger Ledger
-	// Prices prices the usage events' costs; nil = prices.Default().
-	Prices *prices.Table
+	// Prices prices the usage events' costs, looked up at each response
+	// (a host may change a provider's prices meanwhile); nil =
+	// prices.Default().
+	Prices PriceLookup
 	// Usage is the session's usage so far (a restored session's last usage
 	// event's totals); nil = a new session's (nothing, costing 0).
 	Usage *protocol.SessionUsage

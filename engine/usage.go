@@ -18,7 +18,7 @@ import (
 // its own lock because explore calls account from tool goroutines and
 // GenerateName runs beside a turn.
 type meter struct {
-	prices *prices.Table // immutable
+	prices PriceLookup // immutable
 
 	mu          sync.Mutex            // guards the fields below
 	session     protocol.TokenCounts  // the session's tokens
@@ -29,7 +29,15 @@ type meter struct {
 	context     *protocol.ContextFill // the context fill after the last turn response
 }
 
-func newMeter(p *prices.Table, restored *protocol.SessionUsage) *meter {
+// PriceLookup returns a model's price, or false when it has none;
+// *prices.Table is one. It must be safe for concurrent use.
+type PriceLookup interface {
+	Lookup(model string) (prices.Price, bool)
+}
+
+var _ PriceLookup = (*prices.Table)(nil)
+
+func newMeter(p PriceLookup, restored *protocol.SessionUsage) *meter {
 	if p == nil {
 		p = prices.Default()
 	}

@@ -6,6 +6,14 @@
 // type's). The end-to-end tests run every frame the sidecar sends through
 // it (ipc/client's Options.Check).
 //
+// The schema is open to what a newer sidecar of the same protocol version
+// may add (ui-protocol.md §3, "What may change within version 1"). A
+// Validator reads it in one of two modes: Exact (New) holds frames to
+// exactly what the schema lists, the way the sidecar's own tests check this
+// build's frames, so that the sidecar and its schema cannot drift apart;
+// Client (NewClient) reads it as a client must, letting those additions
+// through.
+//
 // A Validator is safe for concurrent use.
 package validate
 
@@ -14,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,8 +30,24 @@ import (
 	"github.com/zqagent/sidecar/protocol"
 )
 
+// Mode is how a Validator reads the schema's openness.
+type Mode int
+
+const (
+	// Exact reads the schema closed: an object member it does not list, an
+	// event type, request kind, feature or error kind it does not list, and
+	// a notification it does not have are errors.
+	Exact Mode = iota
+	// Client reads the schema as it is, as a client of the same protocol
+	// version does: a newer sidecar's new members, event types, request
+	// kinds, features, error kinds and notifications pass (a notification
+	// the schema does not have gets its envelope checked only).
+	Client
+)
+
 // Validator holds the compiled schemas of one schema document.
 type Validator struct {
+	mode          Mode
 	results       map[string]*jsonschema.Schema // method → result
 	params        map[string]*jsonschema.Schema // method → params
 	notifications map[string]*jsonschema.Schema // method → params
@@ -32,14 +57,25 @@ type Validator struct {
 	notification  *jsonschema.Schema
 }
 
-// New compiles protocol.Schema.
-func New() (*Validator, error) { return Compile(protocol.Schema) }
+// New compiles protocol.Schema in Exact mode: for the sidecar's own frames.
+func New() (*Validator, error) { return Compile(protocol.Schema, Exact) }
+
+// NewClient compiles protocol.Schema in Client mode: for the frames of any
+// sidecar of the protocol versions it describes, this one or a newer one.
+func NewClient() (*Validator, error) { return Compile(protocol.Schema, Client) }
 
 // Compile compiles a schema document laid out like protocol/schema.json.
-func Compile(schema []byte) (*Validator, error) {
+func Compile(schema []byte, mode Mode) (*Validator, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, fmt.Errorf("parse schema: %w", err)
+	}
+	if mode == Exact {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("parse schema: not an object")
+		}
+		m["$defs"] = closed(m["$defs"])
 	}
 	var layout struct {
 		ID      string `json:"$id"`
@@ -75,7 +111,7 @@ func Compile(schema []byte) (*Validator, error) {
 		}
 		return c.Compile(layout.ID + ref)
 	}
-	v := &Validator{results: map[string]*jsonschema.Schema{}, params: map[string]*jsonschema.Schema{}, notifications: map[string]*jsonschema.Schema{}, events: map[string]*jsonschema.Schema{}}
+	v := &Validator{mode: mode, results: map[string]*jsonschema.Schema{}, params: map[string]*jsonschema.Schema{}, notifications: map[string]*jsonschema.Schema{}, events: map[string]*jsonschema.Schema{}}
 	for m, refs := range layout.Methods {
 		if v.params[m], err = compile(refs.Params.Ref); err != nil {
 			return nil, fmt.Errorf("%s params: %w", m, err)
@@ -138,6 +174,9 @@ func (v *Validator) value(method string, inst any) error {
 			return fmt.Errorf("notification %s: %w", name, err)
 		}
 		sch := v.notifications[name]
+		if sch == nil && v.mode == Client {
+			return nil // newer than the schema: the envelope only
+		}
 		if sch == nil {
 			return fmt.Errorf("notification %q: %w", name, ErrUnknownMethod)
 		}
@@ -181,7 +220,7 @@ func (v *Validator) eventData(params any) error {
 	typ, _ := p["type"].(string)
 	sch := v.events[typ]
 	if sch == nil {
-		return nil // the params' schema reports an unknown type
+		return nil // the params' schema decides on a type it does not list
 	}
 	if err := sch.Validate(p["data"]); err != nil {
 		return fmt.Errorf("session.event %s data: %w", typ, err)
@@ -210,4 +249,68 @@ func orUnknown(method string) string {
 		return "an unknown request"
 	}
 	return method
+}
+
+// closed returns a schema read closed (Exact): the shapes that open the
+// schema to additions (protocol/internal/schemagen's open.go) are turned
+// back. An object with properties and no additionalProperties (nor
+// unevaluatedProperties) gets additionalProperties: false; {anyOf: [{$ref:
+// E}, {type: string}]} becomes {$ref: E}; a oneOf variant for an unknown
+// discriminator ({properties: {k: {not: …}, …}}) is dropped.
+func closed(node any) any {
+	switch n := node.(type) {
+	case []any:
+		for i, c := range n {
+			n[i] = closed(c)
+		}
+		return n
+	case map[string]any:
+		if variants, ok := n["oneOf"].([]any); ok {
+			n["oneOf"] = slices.DeleteFunc(variants, otherVariant)
+		}
+		if ref, ok := openEnum(n["anyOf"]); ok {
+			delete(n, "anyOf")
+			n["$ref"] = ref
+		}
+		_, hasProps := n["properties"]
+		_, hasAdditional := n["additionalProperties"]
+		_, hasUnevaluated := n["unevaluatedProperties"]
+		if n["type"] == "object" && hasProps && !hasAdditional && !hasUnevaluated {
+			n["additionalProperties"] = false
+		}
+		for k, c := range n {
+			n[k] = closed(c)
+		}
+		return n
+	}
+	return node
+}
+
+// otherVariant: a oneOf variant for a discriminator value the schema does
+// not list, {properties: {k: {not: …}, …}}.
+func otherVariant(v any) bool {
+	m, _ := v.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	for _, p := range props {
+		pm, _ := p.(map[string]any)
+		if _, not := pm["not"]; not && len(pm) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// openEnum: [{$ref: E}, {type: string}] gives E's $ref.
+func openEnum(anyOf any) (string, bool) {
+	list, _ := anyOf.([]any)
+	if len(list) != 2 {
+		return "", false
+	}
+	known, _ := list[0].(map[string]any)
+	other, _ := list[1].(map[string]any)
+	ref, _ := known["$ref"].(string)
+	if len(known) != 1 || ref == "" || len(other) != 1 || other["type"] != "string" {
+		return "", false
+	}
+	return ref, true
 }

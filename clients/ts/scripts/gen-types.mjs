@@ -22,6 +22,56 @@ const defs = schema.$defs;
 
 // Each definition keeps its Go name as its TypeScript name.
 for (const [name, def] of Object.entries(defs)) def.title = name;
+
+// The schema is open to what a newer sidecar adds within a protocol version
+// (ui-protocol.md §3, "What may change within version 1"); the types say
+// what this package knows, and how the rest reaches a shell:
+//  - An object lists its members (no index signature): a member a newer
+//    sidecar adds is there at run time, untyped.
+//  - An open enum where the sidecar sends it ({anyOf: [{$ref: E}, {type:
+//    string}]}) is `E | (string & {})`: E's values, or another string.
+//  - SessionEvent and PendingRequest: the oneOf variant for a type or kind
+//    the schema does not list is dropped; the generated union is
+//    KnownSessionEvent (KnownPendingRequest), and SessionEvent
+//    (PendingRequest) adds UnknownSessionEvent (UnknownPendingRequest), the
+//    shape the client delivers such an event (request) in, with type
+//    (kind) "unknown": a switch on `type` still narrows, and one that
+//    checks it is exhaustive names "unknown" once.
+const isOther = (v) => Object.values(v.properties ?? {}).some((p) => p && "not" in p && Object.keys(p).length === 1);
+const openEnumRef = (node) =>
+  Array.isArray(node.anyOf) &&
+  node.anyOf.length === 2 &&
+  Object.keys(node.anyOf[0]).length === 1 &&
+  typeof node.anyOf[0].$ref === "string" &&
+  Object.keys(node.anyOf[1]).length === 1 &&
+  node.anyOf[1].type === "string"
+    ? node.anyOf[0].$ref
+    : undefined;
+const unions = { SessionEvent: ["type", "KnownSessionEvent"], PendingRequest: ["kind", "KnownPendingRequest"] };
+for (const [name, [key, title]] of Object.entries(unions)) {
+  const def = defs[name];
+  def.oneOf = def.oneOf.filter((v) => !isOther(v));
+  def.properties[key] = { $ref: openEnumRef(def.properties[key]) };
+  def.title = title;
+  defs[title] = def; // its parts are named after it (KnownSessionEvent1, …)
+  delete defs[name];
+}
+(function known(node) {
+  if (Array.isArray(node)) return node.forEach(known);
+  if (node === null || typeof node !== "object") return;
+  const enumRef = openEnumRef(node);
+  if (enumRef) {
+    delete node.anyOf;
+    node.tsType = `(${enumRef.replace("#/$defs/", "")} | (string & {}))`;
+  }
+  const union = typeof node.$ref === "string" && unions[node.$ref.replace("#/$defs/", "")];
+  if (union) {
+    node.tsType = node.$ref.replace("#/$defs/", "");
+    for (const k of Object.keys(node)) if (k !== "tsType") delete node[k];
+  }
+  if (node.type === "object" && node.properties && !("additionalProperties" in node)) node.additionalProperties = false;
+  Object.values(node).forEach(known);
+})(defs);
 // A $ref with a sibling description would become a copy of the type under a
 // new name (VCSMode1, …): keep the bare $ref.
 (function bare(node) {
@@ -69,6 +119,65 @@ lines.push("/** `data` of each session event type (schema.json `events`). */");
 lines.push("export interface SchemaEventData {");
 for (const [t, v] of Object.entries(schema.events)) lines.push(`  ${t}: ${ref(v)};`);
 lines.push("}", "");
+const eventEnvelope = defs.KnownSessionEvent.properties;
+const pendingEnvelope = defs.KnownPendingRequest.properties;
+lines.push(
+  "/**",
+  " * A session event of a type this package does not know: a newer sidecar's",
+  " * (ui-protocol.md §3). The client delivers it with `type: \"unknown\"` and",
+  " * the sidecar's type in `eventType`; every other member as sent.",
+  " */",
+  "export interface UnknownSessionEvent {",
+  "  sessionId: string;",
+  "  seq: number;",
+  "  turnId?: string;",
+  '  type: "unknown";',
+  "  /** The event's type on the wire. */",
+  "  eventType: string;",
+  "  data: { [k: string]: unknown };",
+  "  time: string;",
+  "  [k: string]: unknown;",
+  "}",
+  "",
+  "/** A session event: one of this package's types, or an unknown one. */",
+  "export type SessionEvent = KnownSessionEvent | UnknownSessionEvent;",
+  "",
+  "/**",
+  " * A pending request of a kind this package does not know: a newer",
+  " * sidecar's (ui-protocol.md §3). The client delivers it with `kind:",
+  " * \"unknown\"` and the sidecar's kind in `requestKind`; every other member as",
+  " * sent. A shell shows that it needs a newer app, or answers it with",
+  " * `respond` and the response the kind's documentation gives (the sidecar",
+  " * checks it); unanswered, the turn waits as for any request.",
+  " */",
+  "export interface UnknownPendingRequest {",
+  "  requestId: string;",
+  '  kind: "unknown";',
+  "  /** The request's kind on the wire. */",
+  "  requestKind: string;",
+  "  turnId: string;",
+  "  toolCallId?: string;",
+  "  seq: number;",
+  "  data: { [k: string]: unknown };",
+  "  createdAt: string;",
+  "  [k: string]: unknown;",
+  "}",
+  "",
+  "/** A pending request: one of this package's kinds, or an unknown one. */",
+  "export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;",
+  "",
+);
+for (const [envelope, want] of [
+  [eventEnvelope, ["sessionId", "seq", "turnId", "type", "data", "time"]],
+  [pendingEnvelope, ["requestId", "kind", "turnId", "toolCallId", "seq", "data", "createdAt"]],
+]) {
+  const got = Object.keys(envelope);
+  if (got.join() !== want.join()) throw new Error(`gen-types: the envelope ${got.join()} changed: update UnknownSessionEvent/UnknownPendingRequest (want ${want.join()})`);
+}
+lines.push("/** The event types this package knows (schema.json `$defs.EventType`). */");
+lines.push(`export const schemaEventTypes = ${q(defs.EventType.enum)} as const;`, "");
+lines.push("/** The request kinds this package knows (schema.json `$defs.RequestKind`). */");
+lines.push(`export const schemaRequestKinds = ${q(defs.RequestKind.enum)} as const;`, "");
 lines.push("/** The JSON-RPC error codes (schema.json `errorCodes`). */");
 lines.push(`export const schemaErrorCodes = ${q(schema.errorCodes)} as const;`, "");
 lines.push("/** The protocol versions the schema describes. */");

@@ -9,6 +9,9 @@
 import { ConnectionClosedError, SidecarError, rpcError, ConflictError, InvalidFrameError, TimeoutError } from "./errors.js";
 import {
   PROTOCOL_VERSIONS,
+  toPendingRequest,
+  toSessionEvent,
+  type AnyRequestKind,
   type EventOf,
   type MethodName,
   type Methods,
@@ -378,7 +381,7 @@ export class SidecarClient {
   }
 
   /** Answers a pending request with the response its kind takes. */
-  respond<K extends RequestKind>(
+  respond<K extends AnyRequestKind>(
     sessionId: string,
     request: { requestId: string; kind: K },
     response: ResponseOf[K],
@@ -434,12 +437,13 @@ export class SidecarClient {
       const bad = this.#check(m, "response", call.method);
       if (bad) call.reject(bad);
       else if (m.error) call.reject(rpcError(call.method, m.error as { code: number; message: string; data?: unknown }));
-      else call.resolve(m.result);
+      else call.resolve(withKnownKinds(call.method, m.result));
       return;
     }
     if (typeof m.method !== "string") return;
     this.#check(m, "notification", m.method);
-    const params = (m.params ?? {}) as Record<string, unknown>;
+    let params = (m.params ?? {}) as Record<string, unknown>;
+    if (m.method === "session.event") params = toSessionEvent(params) as unknown as Record<string, unknown>;
     // Streams first, so their state (lastSeq, nextSeq) is current when a
     // generic listener looks.
     switch (m.method) {
@@ -536,6 +540,18 @@ export class SidecarClient {
   }
 }
 
+/**
+ * A result as this package delivers it: the pending requests of
+ * session.get and session.subscribe with a kind it does not know become
+ * `UnknownPendingRequest`s.
+ */
+function withKnownKinds(method: string, result: unknown): unknown {
+  if (method !== "session.get" && method !== "session.subscribe") return result;
+  const r = result as { pendingRequests?: unknown };
+  if (r === null || typeof r !== "object" || !Array.isArray(r.pendingRequests)) return result;
+  return { ...r, pendingRequests: r.pendingRequests.map((p: Record<string, unknown>) => toPendingRequest(p)) };
+}
+
 /** What a call rejects with when its signal aborts. */
 function abortReason(signal: AbortSignal): Error {
   const r: unknown = signal.reason;
@@ -612,7 +628,7 @@ export class SessionSubscription {
    * (another window, a timeout) rejects with `ConflictError` and leaves
    * the list.
    */
-  async respond<K extends RequestKind>(
+  async respond<K extends AnyRequestKind>(
     request: { requestId: string; kind: K },
     response: ResponseOf[K],
     opts?: CallOptions,

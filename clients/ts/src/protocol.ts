@@ -3,10 +3,18 @@
 // this file only adds the maps that type `call`, notifications and events,
 // and narrows the few fields the schema leaves open (request.respond's
 // response by kind).
+//
+// A newer sidecar of the same protocol version may add members, event
+// types and request kinds (ui-protocol.md §3): the types list what this
+// package knows; an event of another type arrives as an
+// `UnknownSessionEvent` (`type: "unknown"`), a pending request of another
+// kind as an `UnknownPendingRequest` (`kind: "unknown"`).
 
 import {
   schemaErrorCodes,
+  schemaEventTypes,
   schemaProtocolVersions,
+  schemaRequestKinds,
   type ApprovalResponse,
   type DirectoryResponse,
   type PendingRequest,
@@ -20,22 +28,32 @@ import {
   type SchemaNotifications,
   type SessionEvent,
   type SessionSubscribeResult,
+  type UnknownPendingRequest,
+  type UnknownSessionEvent,
 } from "./generated/protocol.js";
 
 export * from "./generated/protocol.js";
 
-/** The answer of each kind of request (`request.respond {response}`). */
+/**
+ * The answer of each kind of request (`request.respond {response}`). A
+ * request of a kind this package does not know (`kind: "unknown"`) takes
+ * the object its kind's documentation gives; the sidecar checks it.
+ */
 export interface ResponseOf {
   approval: ApprovalResponse;
   question: QuestionResponse;
   plan: PlanResponse;
   directory: DirectoryResponse;
+  unknown: { [k: string]: unknown };
 }
+
+/** Every request kind a pending request may have here ("unknown" included). */
+export type AnyRequestKind = keyof ResponseOf;
 
 /** Every method, with its params and result. */
 export type Methods = Omit<SchemaMethods, "request.respond"> & {
   "request.respond": {
-    params: Omit<RequestRespondParams, "response"> & { response: ResponseOf[RequestKind] };
+    params: Omit<RequestRespondParams, "response"> & { response: ResponseOf[AnyRequestKind] };
     result: RequestRespondResult;
   };
 };
@@ -59,7 +77,30 @@ export type EventData = SchemaEventData;
 export type EventOf<T extends SessionEvent["type"]> = Extract<SessionEvent, { type: T }>;
 
 /** A pending request of one kind (`PendingRequest` narrows by `kind`). */
-export type PendingOf<K extends RequestKind> = Extract<PendingRequest, { kind: K }>;
+export type PendingOf<K extends AnyRequestKind> = Extract<PendingRequest, { kind: K }>;
+
+const knownEventTypes: ReadonlySet<string> = new Set(schemaEventTypes);
+const knownRequestKinds: ReadonlySet<string> = new Set(schemaRequestKinds);
+
+/**
+ * A session.event's params as this package delivers them: an event of a
+ * type it does not know becomes an `UnknownSessionEvent` (`type:
+ * "unknown"`, the wire type in `eventType`); others are as sent.
+ */
+export function toSessionEvent(params: Record<string, unknown>): SessionEvent {
+  if (typeof params.type === "string" && knownEventTypes.has(params.type)) return params as unknown as SessionEvent;
+  return { ...params, type: "unknown", eventType: String(params.type) } as UnknownSessionEvent;
+}
+
+/**
+ * A pending request as this package delivers it: one of a kind it does not
+ * know becomes an `UnknownPendingRequest` (`kind: "unknown"`, the wire kind
+ * in `requestKind`); others are as sent.
+ */
+export function toPendingRequest(p: Record<string, unknown>): PendingRequest {
+  if (typeof p.kind === "string" && knownRequestKinds.has(p.kind)) return p as unknown as PendingRequest;
+  return { ...p, kind: "unknown", requestKind: String(p.kind) } as UnknownPendingRequest;
+}
 
 /** session.subscribe's result. */
 export type SubscribeResult = SessionSubscribeResult;

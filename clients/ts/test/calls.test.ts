@@ -4,38 +4,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import WebSocket from "ws";
-
-import { InvalidFrameError, TimeoutError, type WebSocketFactory, type WebSocketLike } from "../src/node.js";
+import { InvalidFrameError, TimeoutError } from "../src/node.js";
 import { frameValidator } from "../src/validate.js";
-import { calls, Collector, start, text, toolCall } from "./helpers.js";
+import { calls, Collector, hooked, start, text, toolCall } from "./helpers.js";
 
 const client = { name: "ts-calls-test", version: "0.0.0" };
-
-/**
- * `ws` with hooks: `send` returns false to swallow an outgoing frame (the
- * sidecar never sees it, so its call is never answered); `message`
- * rewrites an incoming one.
- */
-function hooked(hooks: { send?: (data: string) => boolean; message?: (data: string) => string }): WebSocketFactory {
-  return (url, token) => {
-    const ws = new WebSocket(url, ["zqagent.v1"], { headers: { Authorization: `Bearer ${token}` } });
-    const like = {
-      get readyState() {
-        return ws.readyState;
-      },
-      send: (d: string) => {
-        if (!hooks.send || hooks.send(d)) ws.send(d);
-      },
-      close: (code?: number, reason?: string) => ws.close(code, reason),
-      addEventListener: (type: string, l: (ev: never) => void) => {
-        if (type === "message") ws.addEventListener("message", (ev) => l({ data: hooks.message ? hooks.message(String(ev.data)) : ev.data } as never));
-        else ws.addEventListener(type as "open", l as () => void);
-      },
-    };
-    return like as unknown as WebSocketLike;
-  };
-}
 
 test("call: timeoutMs rejects with TimeoutError, a signal with its reason; a late answer is dropped and the connection goes on", async (t) => {
   const env = await start([]);
@@ -94,7 +67,7 @@ test("validate: every frame of a real session passes protocol/schema.json; a fra
       message: (d) => {
         if (!tamper) return d;
         const m = JSON.parse(d);
-        if (m.result?.projects) m.result.projects[0].color = "red"; // not in the schema
+        if (m.result?.projects) m.result.projects[0].path = 42; // a string in the schema (a member it does not list passes: ui-protocol.md §3)
         if (m.method === "session.event" && m.params.type === "turn_end") delete m.params.data.status;
         return JSON.stringify(m);
       },
@@ -122,7 +95,7 @@ test("validate: every frame of a real session passes protocol/schema.json; a fra
   const bad = await c.call("project.list", {}).catch((e: unknown) => e);
   assert.ok(bad instanceof InvalidFrameError, String(bad));
   assert.equal(bad.method, "project.list");
-  assert.ok(bad.problems.some((p) => p.includes("color")), bad.problems.join("; "));
+  assert.ok(bad.problems.some((p) => p.includes("/projects/0/path")), bad.problems.join("; "));
   assert.equal(invalid.length, 2);
   tamper = false;
   assert.equal((await c.call("project.list", {})).projects.length, 1);

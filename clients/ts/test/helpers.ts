@@ -8,7 +8,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { spawnSidecar, type SidecarProcess, type SpawnOptions, type SessionEvent } from "../src/node.js";
+import WebSocket from "ws";
+
+import { spawnSidecar, type SidecarProcess, type SpawnOptions, type SessionEvent, type WebSocketFactory, type WebSocketLike } from "../src/node.js";
 
 const repoRoot = resolve(fileURLToPath(import.meta.url), "../../../../..");
 
@@ -119,4 +121,29 @@ export function deadline<T>(p: Promise<T>, what: string, ms = 60000): Promise<T>
     p.finally(() => clearTimeout(t)),
     new Promise<T>((_, reject) => (t = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms))),
   ]);
+}
+
+/**
+ * `ws` with hooks: `send` returns false to swallow an outgoing frame (the
+ * sidecar never sees it, so its call is never answered); `message`
+ * rewrites an incoming one.
+ */
+export function hooked(hooks: { send?: (data: string) => boolean; message?: (data: string) => string }): WebSocketFactory {
+  return (url, token) => {
+    const ws = new WebSocket(url, ["zqagent.v1"], { headers: { Authorization: `Bearer ${token}` } });
+    const like = {
+      get readyState() {
+        return ws.readyState;
+      },
+      send: (d: string) => {
+        if (!hooks.send || hooks.send(d)) ws.send(d);
+      },
+      close: (code?: number, reason?: string) => ws.close(code, reason),
+      addEventListener: (type: string, l: (ev: never) => void) => {
+        if (type === "message") ws.addEventListener("message", (ev) => l({ data: hooks.message ? hooks.message(String(ev.data)) : ev.data } as never));
+        else ws.addEventListener(type as "open", l as () => void);
+      },
+    };
+    return like as unknown as WebSocketLike;
+  };
 }

@@ -451,6 +451,15 @@ function showPending(pending: PendingRequest[]): void {
   dialog.dataset.kind = req.kind;
   dialog.dataset.requestId = req.requestId;
 
+  // A kind newer than this shell (a newer sidecar, ui-protocol.md §3): say
+  // so; the turn waits until another window answers or it is interrupted.
+  if (req.kind === "unknown") {
+    $("request-title").textContent = `The agent asks for something this app does not know (${req.requestKind})`;
+    body.append(h("p", {}, "Update the app to answer it, or interrupt the turn."));
+    if (!dialog.open) dialog.show();
+    return;
+  }
+
   // A text the model wrote may hold bidi overrides, escapes or invisible
   // characters: show display[field] instead, and say why (§7 "Cards safe
   // to render").

@@ -19,6 +19,12 @@
 //
 // SessionEvent's and PendingRequest's data are discriminated by type and
 // kind with oneOf, so a validator checks each event's data.
+//
+// What the sidecar sends is open to additions (open.go): its objects allow
+// members the schema does not list, and events and pending requests of
+// types and kinds it does not know pass, so that a client built against
+// this schema accepts a newer sidecar of the same protocol version. What a
+// client sends stays closed.
 package schemagen
 
 import (
@@ -159,6 +165,9 @@ func Build(dir string) ([]byte, error) {
 		return nil, err
 	}
 	g.discriminate()
+	if err := g.open(); err != nil {
+		return nil, err
+	}
 	doc.Frames = frames(g.defs)
 
 	var buf bytes.Buffer

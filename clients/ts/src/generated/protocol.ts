@@ -11,6 +11,37 @@ export type APIMode = "auto" | "responses" | "chat";
  */
 export type Outcome = "once" | "always_tool" | "always_command" | "deny";
 /**
+ * ErrorKind is the machine-readable reason of an error, in error.data.kind.
+ */
+export type ErrorKind =
+  | "parse_error"
+  | "invalid_request"
+  | "method_not_found"
+  | "invalid_params"
+  | "internal"
+  | "not_initialized"
+  | "not_found"
+  | "conflict"
+  | "forbidden"
+  | "config"
+  | "required"
+  | "wrong_type"
+  | "unsupported_version"
+  | "already_answered"
+  | "busy"
+  | "nothing_to_retry"
+  | "exists"
+  | "stale_hash"
+  | "uncommitted_changes"
+  | "terminal_unavailable"
+  | "outside_workspace"
+  | "untrusted"
+  | "no_model"
+  | "no_api_key"
+  | "keychain_unavailable"
+  | "vcs_disabled"
+  | "unsupported";
+/**
  * EventType names a session event (session.event's type).
  */
 export type EventType =
@@ -43,37 +74,6 @@ export type EventType =
  */
 export type Feature = "vcs" | "mcpTrust" | "terminals" | "sandbox" | "acp" | "grants" | "secretsStdin" | "errorData";
 /**
- * ErrorKind is the machine-readable reason of an error, in error.data.kind.
- */
-export type ErrorKind =
-  | "parse_error"
-  | "invalid_request"
-  | "method_not_found"
-  | "invalid_params"
-  | "internal"
-  | "not_initialized"
-  | "not_found"
-  | "conflict"
-  | "forbidden"
-  | "config"
-  | "required"
-  | "wrong_type"
-  | "unsupported_version"
-  | "already_answered"
-  | "busy"
-  | "nothing_to_retry"
-  | "exists"
-  | "stale_hash"
-  | "uncommitted_changes"
-  | "terminal_unavailable"
-  | "outside_workspace"
-  | "untrusted"
-  | "no_model"
-  | "no_api_key"
-  | "keychain_unavailable"
-  | "vcs_disabled"
-  | "unsupported";
-/**
  * GrantKind is what a grant covers: a tool or a command.
  */
 export type GrantKind = "tool" | "command";
@@ -86,38 +86,13 @@ export type VersionSpec = number | VersionRange;
  */
 export type Mode = "discuss" | "plan" | "interactive" | "auto";
 /**
- * PendingRequest is an unanswered approval, question, plan or directory request.
+ * VCSMode is per-turn change tracking: off, auto, native or shadow.
  */
-export type PendingRequest = PendingRequest1 & PendingRequest2;
-export type PendingRequest1 =
-  | {
-      kind: "approval";
-      data: PermissionRequiredData;
-      [k: string]: unknown;
-    }
-  | {
-      kind: "question";
-      data: AskUserQuestionData;
-      [k: string]: unknown;
-    }
-  | {
-      kind: "plan";
-      data: PlanProposedData;
-      [k: string]: unknown;
-    }
-  | {
-      kind: "directory";
-      data: DirectoryRequestedData;
-      [k: string]: unknown;
-    };
+export type VCSMode = "off" | "auto" | "native" | "shadow";
 /**
  * RequestKind is the kind of a pending request.
  */
 export type RequestKind = "approval" | "question" | "plan" | "directory";
-/**
- * VCSMode is per-turn change tracking: off, auto, native or shadow.
- */
-export type VCSMode = "off" | "auto" | "native" | "shadow";
 /**
  * SandboxMode is the OS sandbox shell commands run in: auto, off or required.
  */
@@ -135,10 +110,18 @@ export type SessionStatus = "idle" | "interrupted" | "queued" | "running" | "awa
  */
 export type ShellPolicy = "approve" | "sandbox" | "workspace" | "all";
 /**
+ * ToolStatus is how a tool call ended.
+ */
+export type ToolStatus = "ok" | "error" | "denied" | "interrupted";
+/**
+ * TurnStatus is how a turn ended.
+ */
+export type TurnStatus = "completed" | "max_iterations_exceeded" | "interrupted" | "error";
+/**
  * SessionEvent is the params of a session.event notification: one event of a session, sent after it is stored, in seq order.
  */
-export type SessionEvent = SessionEvent1 & SessionEvent2;
-export type SessionEvent1 =
+export type KnownSessionEvent = KnownSessionEvent1 & KnownSessionEvent2;
+export type KnownSessionEvent1 =
   | {
       type: "turn_start";
       data: TurnStartData;
@@ -260,13 +243,30 @@ export type SessionEvent1 =
       [k: string]: unknown;
     };
 /**
- * ToolStatus is how a tool call ended.
+ * PendingRequest is an unanswered approval, question, plan or directory request.
  */
-export type ToolStatus = "ok" | "error" | "denied" | "interrupted";
-/**
- * TurnStatus is how a turn ended.
- */
-export type TurnStatus = "completed" | "max_iterations_exceeded" | "interrupted" | "error";
+export type KnownPendingRequest = KnownPendingRequest1 & KnownPendingRequest2;
+export type KnownPendingRequest1 =
+  | {
+      kind: "approval";
+      data: PermissionRequiredData;
+      [k: string]: unknown;
+    }
+  | {
+      kind: "question";
+      data: AskUserQuestionData;
+      [k: string]: unknown;
+    }
+  | {
+      kind: "plan";
+      data: PlanProposedData;
+      [k: string]: unknown;
+    }
+  | {
+      kind: "directory";
+      data: DirectoryRequestedData;
+      [k: string]: unknown;
+    };
 
 /**
  * Agent is an agent (a role: a name, a prompt, an optional model).
@@ -410,12 +410,12 @@ export interface Capabilities {
   /**
    * EventTypes are the session event types.
    */
-  eventTypes: EventType[];
+  eventTypes: (EventType | (string & {}))[];
   /**
    * Features are the optional features available on this sidecar, here
    * and now (a feature absent is not available).
    */
-  features: Feature[];
+  features: (Feature | (string & {}))[];
   protocolVersions: VersionRange;
   maxFrameBytes: number;
   maxBatch: number;
@@ -581,7 +581,10 @@ export interface Error {
  * ErrorData is error.data: what a program needs to react to an error without parsing its message.
  */
 export interface ErrorData {
-  kind: ErrorKind;
+  /**
+   * Kind is the machine-readable reason.
+   */
+  kind: ErrorKind | (string & {});
   /**
    * Field is the param at fault, as a path into params
    * ("sessionId", "response.outcome", "attachments[1]"), for -32602.
@@ -1208,25 +1211,6 @@ export interface PlanProposedData {
     [k: string]: string;
   };
 }
-export interface PendingRequest2 {
-  requestId: string;
-  kind: RequestKind;
-  turnId: string;
-  toolCallId?: string;
-  /**
-   * Seq is the seq of the event that opened it.
-   */
-  seq: number;
-  /**
-   * Data is that event's data (PermissionRequiredData,
-   * AskUserQuestionData, PlanProposedData or DirectoryRequestedData by
-   * Kind), so a card renders the same from either.
-   */
-  data: {
-    [k: string]: unknown;
-  };
-  createdAt: string;
-}
 /**
  * PlanResponse answers a plan_proposed request.
  */
@@ -1696,181 +1680,6 @@ export interface SessionDropped {
   reason: string;
 }
 /**
- * TurnStartData: a turn begins.
- */
-export interface TurnStartData {
-  taskId: string;
-  /**
-   * Resumed: this continues a turn (same taskId) that was suspended or
-   * died with its calls unanswered; it is not a new turn.
-   */
-  resumed?: boolean;
-  /**
-   * Input is the user's text ("" for retry and resume).
-   */
-  input: string;
-  attachmentCount?: number;
-  attachments?: AttachmentRef[];
-}
-/**
- * ToolProposedData: the model asked for a tool call.
- */
-export interface ToolProposedData {
-  taskId: string;
-  /**
-   * ReqID is the tool call id.
-   */
-  reqId: string;
-  name: string;
-  /**
-   * Arguments are the decoded arguments, byte for byte what the tool gets.
-   */
-  arguments: {
-    [k: string]: unknown;
-  };
-}
-/**
- * ToolStartedData: a call runs.
- */
-export interface ToolStartedData {
-  taskId: string;
-  reqId: string;
-  name: string;
-  /**
-   * StartTime is unix milliseconds.
-   */
-  startTime?: number;
-}
-/**
- * ToolFinishedData: a call ended.
- */
-export interface ToolFinishedData {
-  taskId: string;
-  reqId: string;
-  name: string;
-  status: ToolStatus;
-  reason?: string;
-  /**
-   * Duration is in milliseconds.
-   */
-  duration?: number;
-  result_preview?: string;
-  /**
-   * ParentReqID is set on a subagent's call forwarded to the UI: the
-   * explore call that ran it.
-   */
-  parentReqId?: string;
-}
-/**
- * TurnEndData: the turn is over (exactly one per turn).
- */
-export interface TurnEndData {
-  taskId: string;
-  status: TurnStatus;
-  iterations: number;
-  /**
-   * ProducedFiles lists every file the turn wrote or created
-   * (workspace-relative).
-   */
-  produced_files: string[];
-  /**
-   * Reason says why a turn ended that was not completed
-   * ("sidecar_restart", "interrupted_while_suspended").
-   */
-  reason?: string;
-  /**
-   * Message says Reason to people, in the session's language.
-   */
-  message?: string;
-}
-/**
- * SessionNamedData: the session got a title.
- */
-export interface SessionNamedData {
-  /**
-   * TaskID is "" for a rename (session.rename).
-   */
-  taskId: string;
-  name: string;
-  /**
-   * Source is auto or user.
-   */
-  source: string;
-}
-/**
- * TurnSuspendedData: the turn waited for answers when the previous sidecar process stopped; it is not over.
- */
-export interface TurnSuspendedData {
-  taskId: string;
-  /**
-   * Reason is sidecar_restart.
-   */
-  reason: string;
-  pendingRequests: string[];
-}
-/**
- * UsageData: one model response's usage, with its turn's and session's totals (usage).
- */
-export interface UsageData {
-  /**
-   * TaskID is the turn ("" for the request that named the session).
-   */
-  taskId: string;
-  reqId: string;
-  model: string;
-  /**
-   * Source is turn, summary, subagent or title.
-   */
-  source: string;
-  /**
-   * ParentReqID is the explore call a subagent's response belongs to.
-   */
-  parentReqId?: string;
-  response: TokenCounts;
-  turn?: TokenCounts;
-  session: TokenCounts;
-  context?: ContextFill;
-  /**
-   * Cost is null when the model's price is unknown: never a guess.
-   */
-  cost: UsageCost | null;
-}
-/**
- * UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens).
- */
-export interface UsageCost {
-  response: number;
-  /**
-   * Turn is null once the turn counted a response whose model has no
-   * price, and outside a turn (a title).
-   */
-  turn: number | null;
-  /**
-   * Session is null once the session counted a response whose model has
-   * no price.
-   */
-  session: number | null;
-}
-export interface SessionEvent2 {
-  sessionId: string;
-  /**
-   * Seq starts at 1 per session and is strictly increasing, gap-free.
-   */
-  seq: number;
-  /**
-   * TurnID is set for the events of a turn (it equals data.taskId).
-   */
-  turnId?: string;
-  type: EventType;
-  /**
-   * Data is the event type's data (the *Data type of Events()).
-   */
-  data: {
-    [k: string]: unknown;
-  };
-  time: string;
-}
-/**
  * SessionGetResult is the result of session.get.
  */
 export interface SessionGetResult {
@@ -1905,6 +1714,20 @@ export interface SessionIDParams {
  */
 export interface SessionListResult {
   sessions: Session[];
+}
+/**
+ * SessionNamedData: the session got a title.
+ */
+export interface SessionNamedData {
+  /**
+   * TaskID is "" for a rename (session.rename).
+   */
+  taskId: string;
+  name: string;
+  /**
+   * Source is auto or user.
+   */
+  source: string;
 }
 /**
  * SessionRenameParams are the params of session.rename.
@@ -2147,6 +1970,77 @@ export interface TerminalWriteResult {
   written: number;
 }
 /**
+ * ToolFinishedData: a call ended.
+ */
+export interface ToolFinishedData {
+  taskId: string;
+  reqId: string;
+  name: string;
+  status: ToolStatus;
+  reason?: string;
+  /**
+   * Duration is in milliseconds.
+   */
+  duration?: number;
+  result_preview?: string;
+  /**
+   * ParentReqID is set on a subagent's call forwarded to the UI: the
+   * explore call that ran it.
+   */
+  parentReqId?: string;
+}
+/**
+ * ToolProposedData: the model asked for a tool call.
+ */
+export interface ToolProposedData {
+  taskId: string;
+  /**
+   * ReqID is the tool call id.
+   */
+  reqId: string;
+  name: string;
+  /**
+   * Arguments are the decoded arguments, byte for byte what the tool gets.
+   */
+  arguments: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * ToolStartedData: a call runs.
+ */
+export interface ToolStartedData {
+  taskId: string;
+  reqId: string;
+  name: string;
+  /**
+   * StartTime is unix milliseconds.
+   */
+  startTime?: number;
+}
+/**
+ * TurnEndData: the turn is over (exactly one per turn).
+ */
+export interface TurnEndData {
+  taskId: string;
+  status: TurnStatus;
+  iterations: number;
+  /**
+   * ProducedFiles lists every file the turn wrote or created
+   * (workspace-relative).
+   */
+  produced_files: string[];
+  /**
+   * Reason says why a turn ended that was not completed
+   * ("sidecar_restart", "interrupted_while_suspended").
+   */
+  reason?: string;
+  /**
+   * Message says Reason to people, in the session's language.
+   */
+  message?: string;
+}
+/**
  * TurnInterruptResult is the result of turn.interrupt.
  */
 export interface TurnInterruptResult {
@@ -2171,6 +2065,23 @@ export interface TurnResult {
    * Queued is the number of turns ahead of it (0: it starts now).
    */
   queued: number;
+}
+/**
+ * TurnStartData: a turn begins.
+ */
+export interface TurnStartData {
+  taskId: string;
+  /**
+   * Resumed: this continues a turn (same taskId) that was suspended or
+   * died with its calls unanswered; it is not a new turn.
+   */
+  resumed?: boolean;
+  /**
+   * Input is the user's text ("" for retry and resume).
+   */
+  input: string;
+  attachmentCount?: number;
+  attachments?: AttachmentRef[];
 }
 /**
  * TurnStartParams are the params of turn.start.
@@ -2203,6 +2114,17 @@ export interface TurnSteerResult {
   queued: boolean;
 }
 /**
+ * TurnSuspendedData: the turn waited for answers when the previous sidecar process stopped; it is not over.
+ */
+export interface TurnSuspendedData {
+  taskId: string;
+  /**
+   * Reason is sidecar_restart.
+   */
+  reason: string;
+  pendingRequests: string[];
+}
+/**
  * TurnUnsteerResult is the result of turn.unsteer.
  */
 export interface TurnUnsteerResult {
@@ -2219,6 +2141,49 @@ export interface UnsubscribeResult {
    * Unsubscribed is false when there was no subscription.
    */
   unsubscribed: boolean;
+}
+/**
+ * UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens).
+ */
+export interface UsageCost {
+  response: number;
+  /**
+   * Turn is null once the turn counted a response whose model has no
+   * price, and outside a turn (a title).
+   */
+  turn: number | null;
+  /**
+   * Session is null once the session counted a response whose model has
+   * no price.
+   */
+  session: number | null;
+}
+/**
+ * UsageData: one model response's usage, with its turn's and session's totals (usage).
+ */
+export interface UsageData {
+  /**
+   * TaskID is the turn ("" for the request that named the session).
+   */
+  taskId: string;
+  reqId: string;
+  model: string;
+  /**
+   * Source is turn, summary, subagent or title.
+   */
+  source: string;
+  /**
+   * ParentReqID is the explore call a subagent's response belongs to.
+   */
+  parentReqId?: string;
+  response: TokenCounts;
+  turn?: TokenCounts;
+  session: TokenCounts;
+  context?: ContextFill;
+  /**
+   * Cost is null when the model's price is unknown: never a guess.
+   */
+  cost: UsageCost | null;
 }
 /**
  * VCSDiffParams are the params of vcs.diff.
@@ -2399,6 +2364,44 @@ export interface WorktreeRemoveResult {
    */
   path: string;
 }
+export interface KnownSessionEvent2 {
+  sessionId: string;
+  /**
+   * Seq starts at 1 per session and is strictly increasing, gap-free.
+   */
+  seq: number;
+  /**
+   * TurnID is set for the events of a turn (it equals data.taskId).
+   */
+  turnId?: string;
+  type: EventType;
+  /**
+   * Data is the event type's data (the *Data type of Events()).
+   */
+  data: {
+    [k: string]: unknown;
+  };
+  time: string;
+}
+export interface KnownPendingRequest2 {
+  requestId: string;
+  kind: RequestKind;
+  turnId: string;
+  toolCallId?: string;
+  /**
+   * Seq is the seq of the event that opened it.
+   */
+  seq: number;
+  /**
+   * Data is that event's data (PermissionRequiredData,
+   * AskUserQuestionData, PlanProposedData or DirectoryRequestedData by
+   * Kind), so a card renders the same from either.
+   */
+  data: {
+    [k: string]: unknown;
+  };
+  createdAt: string;
+}
 
 /** Every method: its params and result (schema.json `methods`). */
 export interface SchemaMethods {
@@ -2506,6 +2509,56 @@ export interface SchemaEventData {
   turn_suspended: TurnSuspendedData;
   usage: UsageData;
 }
+
+/**
+ * A session event of a type this package does not know: a newer sidecar's
+ * (ui-protocol.md §3). The client delivers it with `type: "unknown"` and
+ * the sidecar's type in `eventType`; every other member as sent.
+ */
+export interface UnknownSessionEvent {
+  sessionId: string;
+  seq: number;
+  turnId?: string;
+  type: "unknown";
+  /** The event's type on the wire. */
+  eventType: string;
+  data: { [k: string]: unknown };
+  time: string;
+  [k: string]: unknown;
+}
+
+/** A session event: one of this package's types, or an unknown one. */
+export type SessionEvent = KnownSessionEvent | UnknownSessionEvent;
+
+/**
+ * A pending request of a kind this package does not know: a newer
+ * sidecar's (ui-protocol.md §3). The client delivers it with `kind:
+ * "unknown"` and the sidecar's kind in `requestKind`; every other member as
+ * sent. A shell shows that it needs a newer app, or answers it with
+ * `respond` and the response the kind's documentation gives (the sidecar
+ * checks it); unanswered, the turn waits as for any request.
+ */
+export interface UnknownPendingRequest {
+  requestId: string;
+  kind: "unknown";
+  /** The request's kind on the wire. */
+  requestKind: string;
+  turnId: string;
+  toolCallId?: string;
+  seq: number;
+  data: { [k: string]: unknown };
+  createdAt: string;
+  [k: string]: unknown;
+}
+
+/** A pending request: one of this package's kinds, or an unknown one. */
+export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
+
+/** The event types this package knows (schema.json `$defs.EventType`). */
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits"] as const;
+
+/** The request kinds this package knows (schema.json `$defs.RequestKind`). */
+export const schemaRequestKinds = ["approval","question","plan","directory"] as const;
 
 /** The JSON-RPC error codes (schema.json `errorCodes`). */
 export const schemaErrorCodes = {"config":-32005,"conflict":-32003,"forbidden":-32004,"internal":-32603,"invalidParams":-32602,"invalidRequest":-32600,"methodNotFound":-32601,"notFound":-32002,"notInitialized":-32001,"parseError":-32700} as const;

@@ -705,7 +705,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "UpdatedAt is absent for builtins."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -748,7 +747,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "agents"
@@ -834,7 +832,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -875,7 +872,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -924,7 +920,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -945,14 +940,28 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "eventTypes": {
      "items": {
-      "$ref": "#/$defs/EventType"
+      "anyOf": [
+       {
+        "$ref": "#/$defs/EventType"
+       },
+       {
+        "type": "string"
+       }
+      ]
      },
      "type": "array",
      "description": "EventTypes are the session event types."
     },
     "features": {
      "items": {
-      "$ref": "#/$defs/Feature"
+      "anyOf": [
+       {
+        "$ref": "#/$defs/Feature"
+       },
+       {
+        "type": "string"
+       }
+      ]
      },
      "type": "array",
      "description": "Features are the optional features available on this sidecar, here\nand now (a feature absent is not available)."
@@ -986,7 +995,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "methods",
@@ -1012,7 +1020,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Truncated: the diff was cut at a line end to fit 64 KiB."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "unified"
@@ -1028,7 +1035,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -1076,7 +1082,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1115,7 +1120,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1142,7 +1146,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Percent is Tokens of Window, 0–100 (one decimal)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "tokens",
@@ -1157,7 +1160,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "deleted"
@@ -1176,7 +1178,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1230,7 +1231,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1285,7 +1285,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Data is the machine-readable part; the sidecar always sends it."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "code",
@@ -1297,7 +1296,14 @@ export const protocolSchema: Record<string, unknown> = {
   "ErrorData": {
    "properties": {
     "kind": {
-     "$ref": "#/$defs/ErrorKind",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/ErrorKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Kind is the machine-readable reason."
     },
     "field": {
@@ -1317,7 +1323,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind"
@@ -1421,7 +1426,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1493,7 +1497,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "OldPath is the path before a rename."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path",
@@ -1526,7 +1529,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Trusted reports whether the user trusted exactly this Hash."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -1561,7 +1563,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "GrantedAt is null for a grant saved by a sidecar that did not record\ntimes."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -1582,7 +1583,8 @@ export const protocolSchema: Record<string, unknown> = {
    "properties": {
     "client": {
      "$ref": "#/$defs/ClientInfo",
-     "description": "Client names the shell (logged; optional)."
+     "description": "Client names the shell (logged; optional).",
+     "unevaluatedProperties": false
     },
     "protocolVersion": {
      "$ref": "#/$defs/VersionSpec",
@@ -1617,7 +1619,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Capabilities"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "server",
@@ -1639,7 +1640,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ReqID is the turn's last model request; absent when turn.interrupt\nended a suspended turn (no model request of this process)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1656,7 +1656,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1685,7 +1684,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Error says why the keychain could not be read."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "provider",
@@ -1736,7 +1734,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "keys"
@@ -1749,7 +1746,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "killed"
@@ -1781,7 +1777,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Compact is set on a compaction's summary request."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1817,7 +1812,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -1881,7 +1875,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -1917,7 +1910,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "servers",
@@ -1988,7 +1980,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "SecretVars are those of Vars that never expand (the sidecar's\nsecrets)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "MCPRun is a server's trust card: what it runs or contacts, ${VAR} references unexpanded."
   },
@@ -2038,7 +2029,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ToolNames are the names registered for the model (mcp__<server>__<tool>)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -2131,7 +2121,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Warnings are the entry's non-fatal problems."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "server",
@@ -2170,7 +2159,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Servers are the session's servers, in the order given: connected (or\nfailed) when the project remembers their trust, else untrusted."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "servers"
@@ -2245,7 +2233,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Run is the trust card; absent for builtin presets."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -2318,7 +2305,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "file",
@@ -2366,7 +2352,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Notice marks a message the engine inserted itself (steering,\ncompaction summary, elision stub)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "role",
@@ -2403,7 +2388,6 @@ export const protocolSchema: Record<string, unknown> = {
      "minimum": 0
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "input",
@@ -2437,7 +2421,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "provider",
@@ -2486,7 +2469,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "ok"
@@ -2560,6 +2542,22 @@ export const protocolSchema: Record<string, unknown> = {
       "kind",
       "data"
      ]
+    },
+    {
+     "properties": {
+      "kind": {
+       "not": {
+        "$ref": "#/$defs/RequestKind"
+       }
+      },
+      "data": {
+       "type": "object"
+      }
+     },
+     "required": [
+      "kind",
+      "data"
+     ]
     }
    ],
    "properties": {
@@ -2567,7 +2565,14 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     },
     "kind": {
-     "$ref": "#/$defs/RequestKind",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/RequestKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Kind is one of the RequestKind values (a string, like\nSessionEvent.Type)."
     },
     "turnId": {
@@ -2588,7 +2593,6 @@ export const protocolSchema: Record<string, unknown> = {
      "format": "date-time"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "requestId",
@@ -2664,7 +2668,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -2706,7 +2709,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "object"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -2758,7 +2760,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Settings are the project's stored settings."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projectId",
@@ -2776,7 +2777,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Closed is false when the project was not open."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "closed"
@@ -2805,7 +2805,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "projects"
@@ -2853,7 +2852,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "VCS is the change tracking of the project's sessions (default auto);\na session created with its own vcs keeps that one."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "vcs"
@@ -2927,7 +2925,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Implicit is true for the openai profile while none is stored."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "name",
@@ -2953,7 +2950,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "providers"
@@ -2988,11 +2984,13 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "retry": {
      "$ref": "#/$defs/RetrySettings",
-     "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem)."
+     "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem).",
+     "unevaluatedProperties": false
     },
     "prices": {
      "additionalProperties": {
-      "$ref": "#/$defs/ModelPrice"
+      "$ref": "#/$defs/ModelPrice",
+      "unevaluatedProperties": false
      },
      "type": "object",
      "description": "Prices replace the profile's prices per model id as a whole ({}\nclears them)."
@@ -3034,7 +3032,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -3055,7 +3052,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ResetAt is when the budget is whole again (RFC 3339, UTC)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*)."
   },
@@ -3077,7 +3073,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/RateLimitWindow"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -3111,7 +3106,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Protocol is the highest protocol version the sidecar speaks."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "event",
@@ -3129,7 +3123,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "removed"
@@ -3210,7 +3203,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Resumed is true when the answer was the last pending request of a\nturn that died with a previous sidecar process, and that turn now\nresumes."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "answered",
@@ -3280,7 +3272,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "NetworkRetryBaseMS is the first backoff of network retries (doubled\neach time)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "RetrySettings are a provider profile's retry and timeout overrides; an absent member follows the environment (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS, OPENAI_STREAM_IDLE_MS, NETWORK_RETRY_MAX, NETWORK_RETRY_BASE_MS)."
   },
@@ -3290,7 +3281,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "revoked"
@@ -3320,7 +3310,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Reason says why the sandbox is not enforced."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "mode",
@@ -3353,7 +3342,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "KeyConfigured says, for brave, whether its API key is stored."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "kind",
@@ -3476,7 +3464,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3569,7 +3556,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Session"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3591,7 +3577,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Reason is \"fell behind\" or \"session closed\"."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3937,6 +3922,22 @@ export const protocolSchema: Record<string, unknown> = {
       "type",
       "data"
      ]
+    },
+    {
+     "properties": {
+      "type": {
+       "not": {
+        "$ref": "#/$defs/EventType"
+       }
+      },
+      "data": {
+       "type": "object"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
     }
    ],
    "properties": {
@@ -3952,7 +3953,14 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "TurnID is set for the events of a turn (it equals data.taskId)."
     },
     "type": {
-     "$ref": "#/$defs/EventType",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/EventType"
+      },
+      {
+       "type": "string"
+      }
+     ],
      "description": "Type is one of the EventType values (a string, so that a client\ncompares it with its own names without conversions)."
     },
     "data": {
@@ -3963,7 +3971,6 @@ export const protocolSchema: Record<string, unknown> = {
      "format": "date-time"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessionId",
@@ -3997,7 +4004,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "QueuedTurns is the number of turns queued behind the running one."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "session",
@@ -4017,7 +4023,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Grants are tools first, each kind sorted by name."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "grants"
@@ -4046,7 +4051,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "sessions"
@@ -4067,7 +4071,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Source is auto or user."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4243,7 +4246,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Lang is the stored language; absent for sessions made before\nlanguages were stored (they follow the default)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "description": "SessionSettings are the stored per-session options; absent ones have their defaults."
   },
@@ -4292,7 +4294,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "lastSeq",
@@ -4318,7 +4319,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Cost in USD is null once the session counted a response whose model\nhas no price."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "tokens",
@@ -4380,7 +4380,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "LastSeq is the byte offset just past the newest output."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "id",
@@ -4453,7 +4452,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Seq is the first byte not delivered: re-subscribe with afterSeq = seq."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4471,7 +4469,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ExitCode is the exit status (128 + the signal number when killed by\na signal)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4488,7 +4485,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminals"
@@ -4510,7 +4506,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Data is the raw bytes (base64 on the wire)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "terminalId",
@@ -4595,7 +4590,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "lastSeq",
@@ -4633,7 +4627,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Written is the number of bytes queued."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "written"
@@ -4651,7 +4644,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Kind is control, ansi, bidi, invisible or blank."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "field",
@@ -4674,7 +4666,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "input",
@@ -4697,7 +4688,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Arguments is the call's arguments as a JSON text."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "id",
@@ -4735,7 +4725,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ParentReqID is set on a subagent's call forwarded to the UI: the\nexplore call that ran it."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4762,7 +4751,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Arguments are the decoded arguments, byte for byte what the tool gets."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4788,7 +4776,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "StartTime is unix milliseconds."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4834,7 +4821,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Message says Reason to people, in the session's language."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4858,7 +4844,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Dropped are the queued turns that will never start."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "interrupted",
@@ -4877,7 +4862,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Queued is the number of turns ahead of it (0: it starts now)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "turnId",
@@ -4908,7 +4892,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -4974,7 +4957,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "queued"
@@ -4997,7 +4979,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -5013,7 +4994,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Removed is false when the text was already injected, or unknown."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "removed"
@@ -5027,7 +5007,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Unsubscribed is false when there was no subscription."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "unsubscribed"
@@ -5052,7 +5031,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "prompt_tokens",
@@ -5089,7 +5067,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Session is null once the session counted a response whose model has\nno price."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "response",
@@ -5144,7 +5121,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Cost is null when the model's price is unknown: never a guess."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "taskId",
@@ -5182,7 +5158,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Diff is the turn's change as a unified patch (cut at 8 MiB)."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "diff"
@@ -5214,7 +5189,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Status says why, and where snapshots go."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "requested",
@@ -5281,7 +5255,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "boolean"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "restored",
@@ -5318,7 +5291,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "number",
@@ -5341,7 +5313,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/VCSPlan"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "turns",
@@ -5358,7 +5329,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "integer"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "min",
@@ -5373,7 +5343,8 @@ export const protocolSchema: Record<string, unknown> = {
      "minimum": 1
     },
     {
-     "$ref": "#/$defs/VersionRange"
+     "$ref": "#/$defs/VersionRange",
+     "unevaluatedProperties": false
     }
    ],
    "description": "VersionSpec is initialize's protocolVersion: one version (a number, as in 1) or a range ({\"min\": 1, \"max\": 2}) of which the sidecar picks the highest it speaks."
@@ -5412,7 +5383,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "ProjectID is the project of that folder, when one was opened."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path",
@@ -5459,7 +5429,6 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/Project"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "worktree",
@@ -5476,7 +5445,6 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "array"
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "worktrees"
@@ -5508,7 +5476,6 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Path is the folder removed."
     }
    },
-   "additionalProperties": false,
    "type": "object",
    "required": [
     "path"

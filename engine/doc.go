@@ -24,7 +24,7 @@
 // one that is disabled or not available (tools.Spec.Enabled), is refused with
 // an error result and never reaches the permission engine or a handler.
 //
-// Language: Options.Lang (agent.DefaultOptions.Lang) selects the default system
+// Language: Options.Lang (backend.EngineOptions.Lang) selects the default system
 // prompt, the session-naming prompt, the compaction summary prompt and the
 // max-iterations notice from the embedded prompt sets (prompts.go,
 // MatchLang); an explicit Instructions wins over the default prompt.
@@ -34,8 +34,8 @@
 // persist through Hooks and answer approvals and questions through the
 // per-engine Approver and Interactor. Options' context-window settings
 // configure the default compactor (NewCompactor). The default wiring (the
-// manual's createDefaultEngine) is package agent's: agent.NewDefault adds
+// manual's createDefaultEngine) is package backend's: backend.NewEngine adds
 // the OpenAI-compatible provider, the builtin tools and, with
-// agent.DefaultOptions.VCS, per-turn git snapshots (vcs, through
+// backend.EngineOptions.VCS, per-turn git snapshots (vcs, through
 // NewVCSHook).
 package engine

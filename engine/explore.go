@@ -26,7 +26,11 @@ type ExploreConfig struct {
 	NewChild func(parentCallID string) (*Engine, error)
 }
 
-var exploreSchema = json.RawMessage(`{"type":"object","properties":{"task":{"type":"string","description":"What to find out, with enough context for someone who has not seen this conversation."}},"required":["task"]}`)
+// exploreArgs are explore's arguments; the model's schema is reflected
+// from them (tools.ParamsOf).
+type exploreArgs struct {
+	Task string `json:"task" jsonschema:"required" jsonschema_description:"What to find out, with enough context for someone who has not seen this conversation."`
+}
 
 // RegisterExploreTool registers explore: a read-only subagent whose final
 // report is the tool's result. Interrupting the parent cancels the tool's
@@ -34,12 +38,10 @@ var exploreSchema = json.RawMessage(`{"type":"object","properties":{"task":{"typ
 func RegisterExploreTool(reg *tools.Registry, cfg ExploreConfig) {
 	reg.MustRegister(tools.Spec{
 		Name:   "explore",
-		Schema: toolSchema("explore", exploreDescription, exploreSchema),
+		Schema: toolSchema("explore", exploreDescription, tools.ParamsOf[exploreArgs]()),
 		Meta:   tools.Metadata{Category: "subagent", RiskLevel: tools.RiskLow, Class: tools.ClassRead, Capabilities: []string{"explore"}},
 		Handler: func(ctx context.Context, call tools.Call) (any, error) {
-			var args struct {
-				Task string `json:"task"`
-			}
+			var args exploreArgs
 			if err := tools.DecodeArgs(call.Args, &args); err != nil {
 				return nil, err
 			}

@@ -47,8 +47,8 @@ type vcsHook struct {
 var _ Hook = (*vcsHook)(nil)
 
 // NewVCSHook returns the hook that snapshots each turn of s. Compose it with
-// the caller's own hook (CompositeHook); NewDefault does so for
-// DefaultOptions.VCS.
+// the caller's own hook (CompositeHook); backend.NewEngine does so for
+// EngineOptions.VCS.
 func NewVCSHook(s *vcs.SessionVCS) Hook {
 	return &vcsHook{s: s, log: slog.Default().With("component", "vcs")}
 }

@@ -5,10 +5,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 type agentList struct {
-	Agents []AgentInfo `json:"agents"`
+	Agents []protocol.Agent `json:"agents"`
 }
 
 func agentNames(t *testing.T, ts *testServer) []string {
@@ -32,27 +35,27 @@ func TestAgentsRegistry(t *testing.T) {
 	require.True(t, l.Agents[0].Builtin)
 	require.Equal(t, "cowork", l.Agents[1].Name)
 
-	var a AgentInfo
+	var a protocol.Agent
 	require.NoError(t, c.Call(tctx(t), "agents.add", map[string]any{"name": "analyst", "description": "data", "prompt": "You are a data analyst."}, &a))
-	require.Equal(t, AgentInfo{Name: "analyst", Description: "data", Prompt: "You are a data analyst.", UpdatedAt: a.UpdatedAt}, a)
-	require.Equal(t, CodeConflict, callErr(t, c, "agents.add", map[string]any{"name": "analyst", "prompt": "x"}).Code)
-	require.Equal(t, CodeConflict, callErr(t, c, "agents.add", map[string]any{"name": "code", "prompt": "x"}).Code)
+	require.Equal(t, protocol.Agent{Name: "analyst", Description: "data", Prompt: "You are a data analyst.", UpdatedAt: a.UpdatedAt}, a)
+	require.Equal(t, wsrpc.CodeConflict, callErr(t, c, "agents.add", map[string]any{"name": "analyst", "prompt": "x"}).Code)
+	require.Equal(t, wsrpc.CodeConflict, callErr(t, c, "agents.add", map[string]any{"name": "code", "prompt": "x"}).Code)
 	ce := callErr(t, c, "agents.add", map[string]any{"name": "bad name", "prompt": "x"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "name")
 	require.Contains(t, callErr(t, c, "agents.add", map[string]any{"name": "np"}).Message, "prompt")
 
 	require.NoError(t, c.Call(tctx(t), "agents.update", map[string]any{"name": "analyst", "model": "m-analyst"}, &a))
 	require.Equal(t, "m-analyst", a.Model)
 	require.Equal(t, "You are a data analyst.", a.Prompt, "absent members are unchanged")
-	require.Equal(t, CodeNotFound, callErr(t, c, "agents.update", map[string]any{"name": "ghost", "model": "x"}).Code)
-	require.Equal(t, CodeForbidden, callErr(t, c, "agents.update", map[string]any{"name": "cowork", "model": "x"}).Code)
-	require.Equal(t, CodeInvalidParams, callErr(t, c, "agents.update", map[string]any{"name": "analyst", "prompt": ""}).Code)
-	require.Equal(t, CodeForbidden, callErr(t, c, "agents.remove", map[string]any{"name": "code"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "agents.update", map[string]any{"name": "ghost", "model": "x"}).Code)
+	require.Equal(t, wsrpc.CodeForbidden, callErr(t, c, "agents.update", map[string]any{"name": "cowork", "model": "x"}).Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, callErr(t, c, "agents.update", map[string]any{"name": "analyst", "prompt": ""}).Code)
+	require.Equal(t, wsrpc.CodeForbidden, callErr(t, c, "agents.remove", map[string]any{"name": "code"}).Code)
 
 	require.Equal(t, []string{"code", "cowork", "analyst"}, agentNames(t, ts))
 	require.NoError(t, c.Call(tctx(t), "agents.remove", map[string]any{"name": "analyst"}, nil))
-	require.Equal(t, CodeNotFound, callErr(t, c, "agents.remove", map[string]any{"name": "analyst"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "agents.remove", map[string]any{"name": "analyst"}).Code)
 	require.Equal(t, []string{"code", "cowork"}, agentNames(t, ts))
 }
 
@@ -67,7 +70,7 @@ func TestAgentPromptAndModelReachTheModel(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "agents.add", map[string]any{"name": "analyst", "prompt": "You are a meticulous data analyst.", "model": "m-analyst"}, nil))
 	pid := ts.project(t, c)
 	ce := callErr(t, c, "session.create", map[string]any{"projectId": pid, "agent": "ghost"})
-	require.Equal(t, CodeNotFound, ce.Code)
+	require.Equal(t, wsrpc.CodeNotFound, ce.Code)
 	require.Contains(t, ce.Message, "agent")
 	sid, err := c.CreateSession(tctx(t), pid, map[string]any{"provider": "agt", "agent": "analyst"})
 	require.NoError(t, err)
@@ -84,8 +87,8 @@ func TestAgentPromptAndModelReachTheModel(t *testing.T) {
 	sys := systemPrompt(bodies[0])
 	require.True(t, strings.HasPrefix(sys, "You are a meticulous data analyst."), sys)
 
-	var info SessionInfo
-	require.Equal(t, CodeNotFound, callErr(t, c, "session.setAgent", map[string]any{"sessionId": sid, "agent": "ghost"}).Code)
+	var info protocol.Session
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "session.setAgent", map[string]any{"sessionId": sid, "agent": "ghost"}).Code)
 	require.NoError(t, c.Call(tctx(t), "session.setAgent", map[string]any{"sessionId": sid, "agent": "cowork"}, &info))
 	require.Equal(t, "cowork", info.Agent)
 	turn()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/protocol"
@@ -80,7 +80,7 @@ func TestTurnAttachmentsReachTheModelFromTheirFiles(t *testing.T) {
 // the values and the errors decodeParams gives (and then turnStart's own
 // checks of the text).
 func TestDecodeTurnStartAsDecodeParams(t *testing.T) {
-	big := strings.Repeat("é", MaxTurnText/2) + "x"
+	big := strings.Repeat("é", backend.MaxTurnText/2) + "x"
 	cases := []string{
 		``, `null`, `[]`, `"x"`, `{}`,
 		`{"sessionId":"s1","text":"hi"}`,
@@ -89,10 +89,10 @@ func TestDecodeTurnStartAsDecodeParams(t *testing.T) {
 		`{"sessionId":1}`, `{"sessionId":"s","text":true}`, `{"sessionId":"s","text":null}`,
 		`{"sessionId":"s","text":"esc \" \\ \/ \n \u00e9 \ud83d\ude00 \ud800 end"}`,
 		`{"sessionId":"s","text":"` + big + `"}`,
-		`{"sessionId":"s","text":"` + strings.Repeat(`\n`, MaxTurnText) + `"}`,
-		`{"sessionId":"s","text":"` + strings.Repeat(`\n`, MaxTurnText+1) + `"}`,
-		`{"sessionId":"s","text":"` + strings.Repeat(`\ud83d\ude00`, MaxTurnText/4) + `"}`,
-		`{"sessionId":"s","text":"` + strings.Repeat(`\ud83d\ude00`, MaxTurnText/4) + `x"}`,
+		`{"sessionId":"s","text":"` + strings.Repeat(`\n`, backend.MaxTurnText) + `"}`,
+		`{"sessionId":"s","text":"` + strings.Repeat(`\n`, backend.MaxTurnText+1) + `"}`,
+		`{"sessionId":"s","text":"` + strings.Repeat(`\ud83d\ude00`, backend.MaxTurnText/4) + `"}`,
+		`{"sessionId":"s","text":"` + strings.Repeat(`\ud83d\ude00`, backend.MaxTurnText/4) + `x"}`,
 		`{"sessionId":"s","attachments":{}}`, `{"sessionId":"s","attachments":[1]}`,
 		`{"sessionId":"s","attachments":[{"dataUrl":1}]}`, `{"sessionId":"s","attachments":[{"name":[]}]}`,
 		`{"sessionId":"s","attachments":[{"mimeType":false}]}`,
@@ -105,19 +105,19 @@ func TestDecodeTurnStartAsDecodeParams(t *testing.T) {
 	}
 	for _, raw := range cases {
 		var want protocol.TurnStartParams
-		wantErr := decodeParams(json.RawMessage(raw), &want)
+		wantErr := protocol.DecodeParams(json.RawMessage(raw), &want)
 		if wantErr == nil && want.Text == "" && len(want.Attachments) == 0 {
-			wantErr = invalidField("text", "required (or attachments)")
+			wantErr = protocol.InvalidField("text", "required (or attachments)")
 		}
-		if wantErr == nil && len(want.Text) > MaxTurnText {
-			wantErr = invalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", len(want.Text), MaxTurnText))
+		if wantErr == nil && len(want.Text) > backend.MaxTurnText {
+			wantErr = protocol.InvalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", len(want.Text), backend.MaxTurnText))
 		}
 		got, err := decodeTurnStart(json.RawMessage(raw))
 		name := raw[:min(len(raw), 80)]
 		if wantErr != nil {
 			require.Error(t, err, name)
 			require.Equal(t, wantErr.Error(), err.Error(), name)
-			var wpe, gpe *wsrpc.ParamError
+			var wpe, gpe *protocol.ParamError
 			if errors.As(wantErr, &wpe) {
 				require.True(t, errors.As(err, &gpe), name)
 				require.Equal(t, *wpe, *gpe, name)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
@@ -32,7 +34,7 @@ func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
 	var raw json.RawMessage
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &raw))
 	require.NotContains(t, string(raw), "dataUrl", "history carries refs, never inline attachments")
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, json.Unmarshal(raw, &got))
 	var ref string
 	for _, m := range got.Messages {
@@ -63,7 +65,7 @@ func TestTurnWithAttachmentStoresRefsOnly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		ce := callErr(t, c, "turn.start", map[string]any{"sessionId": sid, "text": "x", "attachments": tc.atts})
-		require.Equal(t, CodeInvalidParams, ce.Code)
+		require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 		require.Contains(t, ce.Message, tc.msg)
 	}
 	// Nothing refused reached the model or the session folder.

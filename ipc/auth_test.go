@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 )
 
 // upgradeRequest sends a raw WebSocket upgrade and returns the status.
@@ -83,7 +84,7 @@ func TestDialStatusesAndSubprotocolEcho(t *testing.T) {
 	c, err := client.Dial(tctx(t), ts.url, ts.token, &client.Options{Subprotocol: true, Origin: "tauri://localhost"})
 	require.NoError(t, err)
 	defer c.Close()
-	require.Equal(t, Subprotocol, c.Subprotocol())
+	require.Equal(t, wsrpc.Subprotocol, c.Subprotocol())
 	_, err = c.Initialize(tctx(t), "t", "1", false)
 	require.NoError(t, err)
 }
@@ -95,5 +96,5 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 		t.Skip("cannot listen on 0.0.0.0:", err)
 	}
 	defer ln.Close()
-	require.ErrorIs(t, ts.srv.Serve(ln), ErrForbidden)
+	require.ErrorIs(t, ts.srv.Serve(ln), wsrpc.ErrForbidden)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // slowConn reads at most step bytes, then pauses: a slow but steady reader.
@@ -103,6 +104,6 @@ func TestStalledConnectionIsClosedOthersKeepReceiving(t *testing.T) {
 		t.Fatal("the stalled connection was never closed")
 	}
 	// The server is still fine for everyone else.
-	var res SessionGetResult
+	var res protocol.SessionGetResult
 	require.NoError(t, good.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &res))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // BenchmarkDeltaEventsInProcess measures delta events per second from the
@@ -36,7 +37,7 @@ func BenchmarkDeltaEventsInProcess(b *testing.B) {
 			if n.Method == "session.dropped" {
 				// Fell behind during the burst: continue from the last seq,
 				// as a shell would (the catch-up is part of the figure).
-				var d SessionDropped
+				var d protocol.SessionDropped
 				if err := json.Unmarshal(n.Params, &d); err != nil {
 					b.Fatal(err)
 				}

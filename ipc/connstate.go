@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 )
 
@@ -26,16 +26,16 @@ type conn struct {
 	// across an answer. Taken before mu.
 	subMu sync.Mutex
 
-	mu       sync.Mutex                    // guards subs, turnSess
-	subs     map[string]*host.Subscription // by session id
-	turnSess map[string]struct{}           // sessions this connection started turns in
+	mu       sync.Mutex                       // guards subs, turnSess
+	subs     map[string]*backend.Subscription // by session id
+	turnSess map[string]struct{}              // sessions this connection started turns in
 }
 
 func newConn(s *Server, wc *wsrpc.Conn) *conn {
 	c := &conn{
 		Conn:     wc,
 		s:        s,
-		subs:     map[string]*host.Subscription{},
+		subs:     map[string]*backend.Subscription{},
 		turnSess: map[string]struct{}{},
 	}
 	wc.SetState(c)
@@ -49,7 +49,7 @@ func connOf(wc *wsrpc.Conn) *conn { return wc.State().(*conn) }
 // ended runs once the connection's requests and pumps returned.
 func (c *conn) ended() {
 	c.dropAllSubs()
-	c.s.dropSessionMCPs(c) // the session servers it added live as long as it
+	c.s.b.DropClient(c.Conn) // the session servers it added live as long as it
 	if c.interruptOnDisconnect.Load() {
 		c.interruptTurns()
 	}
@@ -70,11 +70,7 @@ func (c *conn) interruptTurns() {
 		ids = append(ids, id)
 	}
 	c.mu.Unlock()
-	for _, id := range ids {
-		if h := c.s.loadedHost(id); h != nil {
-			h.InterruptAll()
-		}
-	}
+	c.s.b.InterruptSessions(ids)
 }
 
 // dropAllSubs ends the connection's subscriptions (it is closing).
@@ -111,7 +107,7 @@ func (c *conn) fenceSub(ctx context.Context, sessionID string) (int64, error) {
 
 // setSub installs sub as the connection's subscription of its session. A
 // subscription installed meanwhile by a concurrent subscribe is ended.
-func (c *conn) setSub(sub *host.Subscription) {
+func (c *conn) setSub(sub *backend.Subscription) {
 	c.mu.Lock()
 	old := c.subs[sub.SessionID()]
 	c.subs[sub.SessionID()] = sub

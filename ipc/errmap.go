@@ -1,9 +1,9 @@
 package ipc
 
 import (
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -25,53 +25,53 @@ type errCode struct {
 }
 
 var hostedErrors = []errCode{
-	// the session host (ipc/host)
-	{host.ErrInvalid, CodeInvalidParams, ""},
-	{host.ErrConflict, CodeConflict, ""},
-	{host.ErrClosed, CodeInternal, ""},
-	{host.ErrInvalidRequest, CodeInvalidRequest, ""},
-	{store.ErrNotFound, CodeNotFound, ""},
-	{store.ErrAlreadyAnswered, CodeConflict, protocol.KindAlreadyAnswered},
-	{store.ErrInvalid, CodeInvalidParams, ""},
-	{engine.ErrBusy, CodeConflict, protocol.KindBusy},
-	{engine.ErrNothingToRetry, CodeConflict, protocol.KindNothingToRetry},
-	{engine.ErrClosed, CodeConflict, ""},
-	{permission.ErrUnknownMode, CodeInvalidParams, ""},
-	{permission.ErrUnknownPolicy, CodeInvalidParams, ""},
-	{permission.ErrUnknownOutcome, CodeInvalidParams, ""},
-	{permission.ErrUnknownDefaultApproval, CodeInvalidParams, ""},
-	{llm.ErrNoModel, CodeConfig, protocol.KindNoModel},
-	{llm.ErrNoAPIKey, CodeConfig, protocol.KindNoAPIKey},
-	{netproxy.ErrBadProxy, CodeConfig, ""}, // a bad SOCKS5_PROXY: no session engine is built
+	// the session host (backend)
+	{backend.ErrInvalid, wsrpc.CodeInvalidParams, ""},
+	{backend.ErrConflict, wsrpc.CodeConflict, ""},
+	{backend.ErrClosed, wsrpc.CodeInternal, ""},
+	{backend.ErrInvalidRequest, wsrpc.CodeInvalidRequest, ""},
+	{store.ErrNotFound, wsrpc.CodeNotFound, ""},
+	{store.ErrAlreadyAnswered, wsrpc.CodeConflict, protocol.KindAlreadyAnswered},
+	{store.ErrInvalid, wsrpc.CodeInvalidParams, ""},
+	{engine.ErrBusy, wsrpc.CodeConflict, protocol.KindBusy},
+	{engine.ErrNothingToRetry, wsrpc.CodeConflict, protocol.KindNothingToRetry},
+	{engine.ErrClosed, wsrpc.CodeConflict, ""},
+	{permission.ErrUnknownMode, wsrpc.CodeInvalidParams, ""},
+	{permission.ErrUnknownPolicy, wsrpc.CodeInvalidParams, ""},
+	{permission.ErrUnknownOutcome, wsrpc.CodeInvalidParams, ""},
+	{permission.ErrUnknownDefaultApproval, wsrpc.CodeInvalidParams, ""},
+	{llm.ErrNoModel, wsrpc.CodeConfig, protocol.KindNoModel},
+	{llm.ErrNoAPIKey, wsrpc.CodeConfig, protocol.KindNoAPIKey},
+	{netproxy.ErrBadProxy, wsrpc.CodeConfig, ""}, // a bad SOCKS5_PROXY: no session engine is built
 	// keys.*, vcs.* (keys.go, vcs_methods.go)
-	{keychain.ErrUnavailable, CodeConfig, protocol.KindKeychainUnavailable},
-	{keychain.ErrNotFound, CodeNotFound, ""},
-	{keychain.ErrInvalidKey, CodeInvalidParams, ""},
-	{keychain.ErrInvalidProvider, CodeInvalidParams, ""},
-	{vcs.ErrTurnNotFound, CodeNotFound, ""},
-	{vcs.ErrDisabled, CodeConfig, protocol.KindVCSDisabled},
-	{vcs.ErrInvalidMode, CodeInvalidParams, ""},
-	{tools.ErrOutsideWorkspace, CodeForbidden, protocol.KindOutsideWorkspace},
+	{keychain.ErrUnavailable, wsrpc.CodeConfig, protocol.KindKeychainUnavailable},
+	{keychain.ErrNotFound, wsrpc.CodeNotFound, ""},
+	{keychain.ErrInvalidKey, wsrpc.CodeInvalidParams, ""},
+	{keychain.ErrInvalidProvider, wsrpc.CodeInvalidParams, ""},
+	{vcs.ErrTurnNotFound, wsrpc.CodeNotFound, ""},
+	{vcs.ErrDisabled, wsrpc.CodeConfig, protocol.KindVCSDisabled},
+	{vcs.ErrInvalidMode, wsrpc.CodeInvalidParams, ""},
+	{tools.ErrOutsideWorkspace, wsrpc.CodeForbidden, protocol.KindOutsideWorkspace},
 	// mcp.* (mcp_methods.go)
-	{mcp.ErrUnknownServer, CodeNotFound, ""},
-	{mcp.ErrDuplicateServer, CodeConflict, protocol.KindExists},
-	{mcp.ErrInvalidConfig, CodeInvalidParams, ""},
-	{mcp.ErrCommandLine, CodeInvalidParams, ""},
-	{mcp.ErrDisabled, CodeConflict, ""},
-	{mcp.ErrClosed, CodeConflict, ""},
-	{mcp.ErrUntrusted, CodeForbidden, protocol.KindUntrusted},
-	{mcp.ErrStaleHash, CodeConflict, protocol.KindStaleHash},
+	{mcp.ErrUnknownServer, wsrpc.CodeNotFound, ""},
+	{mcp.ErrDuplicateServer, wsrpc.CodeConflict, protocol.KindExists},
+	{mcp.ErrInvalidConfig, wsrpc.CodeInvalidParams, ""},
+	{mcp.ErrCommandLine, wsrpc.CodeInvalidParams, ""},
+	{mcp.ErrDisabled, wsrpc.CodeConflict, ""},
+	{mcp.ErrClosed, wsrpc.CodeConflict, ""},
+	{mcp.ErrUntrusted, wsrpc.CodeForbidden, protocol.KindUntrusted},
+	{mcp.ErrStaleHash, wsrpc.CodeConflict, protocol.KindStaleHash},
 	// project.trustGit, worktree.* (git_trust.go, worktree_methods.go)
-	{errGitStaleHash, CodeConflict, protocol.KindStaleHash},
-	{errWorktreeDirty, CodeConflict, protocol.KindUncommittedChanges},
-	{errGitUntrusted, CodeForbidden, protocol.KindUntrusted},
+	{backend.ErrGitStaleHash, wsrpc.CodeConflict, protocol.KindStaleHash},
+	{backend.ErrWorktreeDirty, wsrpc.CodeConflict, protocol.KindUncommittedChanges},
+	{backend.ErrGitUntrusted, wsrpc.CodeForbidden, protocol.KindUntrusted},
 	// terminal.* (terminal_methods.go)
-	{terminal.ErrNotFound, CodeNotFound, ""},
-	{terminal.ErrOutsideProject, CodeForbidden, protocol.KindOutsideWorkspace},
-	{terminal.ErrInvalid, CodeInvalidParams, ""},
-	{terminal.ErrExited, CodeConflict, protocol.KindTerminalUnavailable},
-	{terminal.ErrInputFull, CodeConflict, protocol.KindTerminalUnavailable},
-	{terminal.ErrUnsupported, CodeConfig, protocol.KindUnsupported},
+	{terminal.ErrNotFound, wsrpc.CodeNotFound, ""},
+	{terminal.ErrOutsideProject, wsrpc.CodeForbidden, protocol.KindOutsideWorkspace},
+	{terminal.ErrInvalid, wsrpc.CodeInvalidParams, ""},
+	{terminal.ErrExited, wsrpc.CodeConflict, protocol.KindTerminalUnavailable},
+	{terminal.ErrInputFull, wsrpc.CodeConflict, protocol.KindTerminalUnavailable},
+	{terminal.ErrUnsupported, wsrpc.CodeConfig, protocol.KindUnsupported},
 }
 
 // hostedErrorCodes is hostedErrors in the transport's shape.
@@ -85,4 +85,4 @@ var hostedErrorCodes = func() []wsrpc.ErrCode {
 
 // wireError turns any handler error into the JSON-RPC error sent back (the
 // one place: wsrpc.WireErrorOf with the hosted sentinels).
-func wireError(err error) *WireError { return wsrpc.WireErrorOf(err, hostedErrorCodes) }
+func wireError(err error) *wsrpc.WireError { return wsrpc.WireErrorOf(err, hostedErrorCodes) }

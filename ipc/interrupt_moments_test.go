@@ -7,11 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/client"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -94,11 +95,11 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 				// A turn a dead process left waiting for an answer.
 				ctx := tctx(t)
 				_, err := ts.st.Append(ctx, sid,
-					store.EventInput{TurnID: "t-dead", Type: "turn_start", Data: json.RawMessage(`{"taskId":"t-dead","input":"x"}`), Status: string(host.StateRunning), CountTask: true},
+					store.EventInput{TurnID: "t-dead", Type: "turn_start", Data: json.RawMessage(`{"taskId":"t-dead","input":"x"}`), Status: string(backend.StateRunning), CountTask: true},
 					store.EventInput{TurnID: "t-dead", Type: "permission_required", Data: json.RawMessage(`{"taskId":"t-dead","requestId":"rq","reqId":"c1","name":"run_shell","arguments":{"command":"echo x"},"reason":"shell","category":"exec","command":"echo","alwaysCommand":true}`),
 						Pending: &store.PendingInput{RequestID: "rq", Kind: store.KindApproval, ToolCallID: "c1"}})
 				require.NoError(t, err)
-				_, err = host.RecoverInterrupted(ctx, ts.st)
+				_, err = backend.RecoverInterrupted(ctx, ts.st)
 				require.NoError(t, err)
 				_, err = c.Subscribe(tctx(t), sid, 0) // a new process's first subscriber
 				require.NoError(t, err)
@@ -174,7 +175,7 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 			}
 			require.Empty(t, sub.PendingRequests)
 			var g struct {
-				Session SessionInfo `json:"session"`
+				Session protocol.Session `json:"session"`
 			}
 			require.NoError(t, c2.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &g))
 			require.False(t, g.Session.Running)
@@ -208,7 +209,7 @@ func TestDisconnectDropsQueuedTurns(t *testing.T) {
 	require.NoError(t, starter.Close())
 	end := nextOfType(t, watcher, sid, "turn_end")
 	require.Equal(t, first, end.TurnID)
-	h, err := ts.srv.hosts.Session(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(tctx(t)))
 	q, err = ts.st.QueuedTurns(tctx(t), sid)
@@ -217,7 +218,7 @@ func TestDisconnectDropsQueuedTurns(t *testing.T) {
 	require.NoError(t, ts.st.Flush(tctx(t)))
 	ss, err := ts.st.Session(tctx(t), sid)
 	require.NoError(t, err)
-	require.Equal(t, string(host.StateInterrupted), ss.Status)
+	require.Equal(t, string(backend.StateInterrupted), ss.Status)
 }
 
 // TestInterruptRightAfterEnqueue: a turn that turn.start answered with
@@ -237,11 +238,11 @@ func TestInterruptRightAfterEnqueue(t *testing.T) {
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
-	h, err := ts.srv.host(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	for i := range 20 {
 		id := fmt.Sprintf("turn_now_%d", i)
-		ahead, err := h.Enqueue(tctx(t), host.Job{Kind: host.JobStart, ID: id, Input: engine.Input{Text: "go"}})
+		ahead, err := h.Enqueue(tctx(t), backend.Job{Kind: backend.JobStart, ID: id, Input: engine.Input{Text: "go"}})
 		require.NoError(t, err)
 		require.Zero(t, ahead, "round %d: nothing runs, so the turn starts now", i)
 		running, dropped := h.Interrupt()

@@ -10,14 +10,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 type keysStatusResult struct {
-	Keys []KeyStatus `json:"keys"`
+	Keys []protocol.KeyStatus `json:"keys"`
 }
 
-func keyStatusOf(t *testing.T, res keysStatusResult, provider string) KeyStatus {
+func keyStatusOf(t *testing.T, res keysStatusResult, provider string) protocol.KeyStatus {
 	t.Helper()
 	for _, k := range res.Keys {
 		if k.Provider == provider {
@@ -25,7 +27,7 @@ func keyStatusOf(t *testing.T, res keysStatusResult, provider string) KeyStatus 
 		}
 	}
 	t.Fatalf("no status for %s in %+v", provider, res.Keys)
-	return KeyStatus{}
+	return protocol.KeyStatus{}
 }
 
 func randomKey(t testing.TB, prefix string) string {
@@ -63,7 +65,7 @@ func TestKeysSetValidatesAndNeverEchoesTheKey(t *testing.T) {
 	}
 	for _, tc := range cases {
 		ce := callErr(t, c, "keys.set", tc.params)
-		require.Equal(t, CodeInvalidParams, ce.Code, "%v", tc.params)
+		require.Equal(t, wsrpc.CodeInvalidParams, ce.Code, "%v", tc.params)
 		require.Contains(t, ce.Message, tc.field)
 		require.NotContains(t, ce.Message, "material", "an error never quotes the key")
 	}
@@ -75,10 +77,10 @@ func TestKeysWithoutKeyring(t *testing.T) {
 	ts := startServer(t) // no Keyring
 	c := ts.dial(t)
 	ce := callErr(t, c, "keys.set", map[string]any{"provider": "openai", "apiKey": "sk-some-key-material"})
-	require.Equal(t, CodeConfig, ce.Code)
+	require.Equal(t, wsrpc.CodeConfig, ce.Code)
 	require.Contains(t, ce.Message, "OPENAI_API_KEY", "the remedy names the variable")
 	require.NotContains(t, ce.Message, "material")
-	require.Equal(t, CodeConfig, callErr(t, c, "keys.delete", map[string]any{"provider": "openai"}).Code)
+	require.Equal(t, wsrpc.CodeConfig, callErr(t, c, "keys.delete", map[string]any{"provider": "openai"}).Code)
 
 	var res keysStatusResult
 	require.NoError(t, c.Call(tctx(t), "keys.status", nil, &res))
@@ -107,7 +109,7 @@ func TestKeysUnavailableKeychain(t *testing.T) {
 	ts := startServer(t, withModelProviders(), withKeyring(kr))
 	c := ts.dial(t)
 	ce := callErr(t, c, "keys.set", map[string]any{"provider": "openai", "apiKey": "sk-new-key-material"})
-	require.Equal(t, CodeConfig, ce.Code)
+	require.Equal(t, wsrpc.CodeConfig, ce.Code)
 	require.Contains(t, ce.Message, "OS keychain not available")
 	require.Contains(t, ce.Message, "set OPENAI_API_KEY", "the remedy")
 	require.NotContains(t, ce.Message, "material")
@@ -134,7 +136,7 @@ func TestKeysRealKeychainRotation(t *testing.T) {
 	t.Setenv("KTEST_API_KEY", "")
 
 	key1, key2 := randomKey(t, "sk-one-"), randomKey(t, "sk-two-")
-	var st KeyStatus
+	var st protocol.KeyStatus
 	require.NoError(t, c.Call(tctx(t), "keys.set", map[string]any{"provider": "ktest", "apiKey": key1}, &st))
 	t.Cleanup(func() { _ = kr.Delete(context.Background(), "ktest") })
 	require.True(t, st.Configured)
@@ -161,7 +163,7 @@ func TestKeysRealKeychainRotation(t *testing.T) {
 
 	require.NoError(t, c.Call(tctx(t), "keys.delete", map[string]any{"provider": "ktest"}, &st))
 	require.False(t, st.Configured)
-	require.Equal(t, CodeNotFound, callErr(t, c, "keys.delete", map[string]any{"provider": "ktest"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "keys.delete", map[string]any{"provider": "ktest"}).Code)
 	// Without a key the next turn fails as configuration, naming no key.
 	_, err = c.StartTurn(tctx(t), sid, "no key")
 	require.NoError(t, err)

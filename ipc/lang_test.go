@@ -8,6 +8,8 @@ import (
 
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func withSystemLocale(tag string) serverOpt {
@@ -15,19 +17,19 @@ func withSystemLocale(tag string) serverOpt {
 }
 
 // initializeLocale connects and initializes with the shell's locale.
-func (ts *testServer) initializeLocale(t *testing.T, locale string) (*client.Client, InitializeResult) {
+func (ts *testServer) initializeLocale(t *testing.T, locale string) (*client.Client, protocol.InitializeResult) {
 	t.Helper()
 	c, err := dialRaw(ts)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	var res InitializeResult
+	var res protocol.InitializeResult
 	require.NoError(t, c.Call(tctx(t), "initialize", map[string]any{"client": map[string]string{"name": "t", "version": "1"}, "protocolVersion": 1, "locale": locale}, &res))
 	return c, res
 }
 
 func sessionLangOf(t *testing.T, c *client.Client, sid string) string {
 	t.Helper()
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	return got.Session.Lang
 }
@@ -69,16 +71,16 @@ func TestSessionLanguageChoosesPromptAndNaming(t *testing.T) {
 
 	// Refused: a language without prompts for a session, a malformed locale.
 	ce := callErr(t, c2, "session.create", map[string]any{"projectId": pid, "lang": "fr"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, `lang: unsupported language "fr"; one of zh, en, zh-TW, ja, ko, es`)
 	ce = callErr(t, c2, "session.setLang", map[string]any{"sessionId": sid, "lang": "klingon"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
-	require.Equal(t, CodeNotFound, callErr(t, c2, "session.setLang", map[string]any{"sessionId": "nope", "lang": "en"}).Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c2, "session.setLang", map[string]any{"sessionId": "nope", "lang": "en"}).Code)
 	c3, err := dialRaw(ts)
 	require.NoError(t, err)
 	defer c3.Close()
 	ce = callErr(t, c3, "initialize", map[string]any{"protocolVersion": 1, "locale": "ja JP; rm"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "locale")
 
 	// The model receives the session's language: system prompt and naming.
@@ -99,7 +101,7 @@ func TestSessionLanguageChoosesPromptAndNaming(t *testing.T) {
 	require.Equal(t, engine.Prompts("ja").Naming, systemPrompt(f.namingBodies()[0]), "the naming prompt is the session's language")
 
 	// session.setLang: shown at once, in the prompt of the next turn.
-	var info SessionInfo
+	var info protocol.Session
 	require.NoError(t, c2.Call(tctx(t), "session.setLang", map[string]any{"sessionId": sid, "lang": "es_ES.UTF-8"}, &info))
 	require.Equal(t, "es", info.Lang)
 	require.Equal(t, "es", sessionLangOf(t, c2, sid))

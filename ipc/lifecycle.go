@@ -2,55 +2,44 @@ package ipc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/sandbox"
 )
 
-func (s *Server) lifecycleRoutes() map[string]handler {
+// lifecycleRoutes: initialize and shutdown.
+func lifecycleRoutes() map[string]handler {
 	return map[string]handler{
-		"initialize": s.initialize,
-		"shutdown":   s.shutdown,
+		"initialize": route(initialize),
+		"shutdown":   route(shutdown),
 	}
 }
-
-// The wire types of initialize, under their old names here.
-type (
-	ClientInfo       = protocol.ClientInfo
-	InitializeParams = protocol.InitializeParams
-	InitializeResult = protocol.InitializeResult
-	Capabilities     = protocol.Capabilities
-)
 
 // supportedVersions is the range of protocol versions initialize accepts.
 var supportedVersions = protocol.VersionRange{Min: protocol.MinVersion, Max: protocol.MaxVersion}
 
-func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (any, error) {
-	var p protocol.InitializeParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
+func initialize(ctx context.Context, b *backend.Backend, c *conn, p protocol.InitializeParams) (protocol.InitializeResult, error) {
 	version, ok := p.ProtocolVersion.Choose(supportedVersions.Min, supportedVersions.Max)
 	if !ok {
 		asked := fmt.Sprint(p.ProtocolVersion.Min)
 		if p.ProtocolVersion.Max != p.ProtocolVersion.Min {
 			asked = fmt.Sprintf("%d to %d", p.ProtocolVersion.Min, p.ProtocolVersion.Max)
 		}
-		return nil, &WireError{
-			Code:    CodeInvalidParams,
+		return protocol.InitializeResult{}, &wsrpc.WireError{
+			Code:    wsrpc.CodeInvalidParams,
 			Message: fmt.Sprintf("invalid params: protocolVersion: unsupported version %s; this sidecar speaks %d to %d", asked, supportedVersions.Min, supportedVersions.Max),
 			Data:    &protocol.ErrorData{Kind: protocol.KindUnsupportedVersion, Field: "protocolVersion", Supported: &supportedVersions},
 		}
 	}
 	if p.Locale != "" {
-		if err := validLocale(p.Locale); err != nil {
-			return nil, err
+		if err := b.SetShellLocale(p.Locale); err != nil {
+			return protocol.InitializeResult{}, err
 		}
-		s.setShellLocale(p.Locale)
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
 	c.MarkInitialized()
@@ -59,33 +48,33 @@ func (s *Server) initialize(ctx context.Context, c *conn, raw json.RawMessage) (
 	for i, t := range protocol.EventTypes() {
 		types[i] = protocol.EventType(t)
 	}
-	kind, notice := s.providers.describe(ctx, s.defaultLang())
+	kind, notice := b.DescribeProvider(ctx)
 	return protocol.InitializeResult{
-		Server:          protocol.ClientInfo{Name: "zqagent-sidecar", Version: s.opts.Version},
+		Server:          protocol.ClientInfo{Name: "zqagent-sidecar", Version: c.s.opts.Version},
 		ProtocolVersion: version,
 		Capabilities: protocol.Capabilities{
-			Methods:          s.Methods(),
+			Methods:          c.s.Methods(),
 			EventTypes:       types,
-			Features:         s.features(),
+			Features:         features(b),
 			ProtocolVersions: supportedVersions,
-			MaxFrameBytes:    MaxFrame,
-			MaxBatch:         MaxBatch,
+			MaxFrameBytes:    wsrpc.MaxFrame,
+			MaxBatch:         wsrpc.MaxBatch,
 			Provider:         kind,
 			Notice:           notice,
 			Languages:        engine.PromptLangs,
-			DefaultLang:      s.defaultLang(),
+			DefaultLang:      b.DefaultLang(),
 		},
 	}, nil
 }
 
 // features lists the optional features this sidecar has here and now.
-func (s *Server) features() []protocol.Feature {
+func features(b *backend.Backend) []protocol.Feature {
 	fs := []protocol.Feature{}
 	if _, err := exec.LookPath("git"); err == nil {
 		fs = append(fs, protocol.FeatureVCS)
 	}
 	fs = append(fs, protocol.FeatureMCPTrust)
-	if s.opts.Terminals != nil {
+	if b.HasTerminals() {
 		fs = append(fs, protocol.FeatureTerminals)
 	}
 	if st, err := sandbox.Resolve(sandbox.Config{Mode: sandbox.ModeAuto}); err == nil && st.Enforced {
@@ -94,10 +83,7 @@ func (s *Server) features() []protocol.Feature {
 	return append(fs, protocol.FeatureACP, protocol.FeatureGrants, protocol.FeatureSecretsStdin, protocol.FeatureErrorData)
 }
 
-func (s *Server) shutdown(_ context.Context, _ *conn, raw json.RawMessage) (any, error) {
-	var p protocol.Empty
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, err
-	}
-	return followUp(protocol.OKResult{OK: true}, s.requestShutdown), nil
+// shutdown answers, then asks the owner to stop (Options.OnShutdown).
+func shutdown(_ context.Context, _ *backend.Backend, c *conn, _ protocol.Empty) (wsrpc.FollowUp, error) {
+	return wsrpc.FollowUp{Result: protocol.OKResult{OK: true}, After: c.s.requestShutdown}, nil
 }

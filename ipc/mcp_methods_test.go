@@ -45,24 +45,24 @@ func (ts *testServer) openProjectDir(t *testing.T, c *client.Client, name string
 	return id, dir
 }
 
-func mcpList(t *testing.T, c *client.Client, projectID string) MCPListResult {
+func mcpList(t *testing.T, c *client.Client, projectID string) protocol.MCPListResult {
 	t.Helper()
-	var res MCPListResult
+	var res protocol.MCPListResult
 	require.NoError(t, c.Call(tctx(t), "mcp.list", map[string]string{"projectId": projectID}, &res))
 	return res
 }
 
-func serverNamed(res MCPListResult, name string) (MCPServerInfo, bool) {
+func serverNamed(res protocol.MCPListResult, name string) (protocol.MCPServer, bool) {
 	for _, s := range res.Servers {
 		if s.Name == name {
 			return s, true
 		}
 	}
-	return MCPServerInfo{}, false
+	return protocol.MCPServer{}, false
 }
 
 // waitState polls mcp.list until the server reaches state.
-func waitState(t *testing.T, c *client.Client, projectID, name, state string) MCPServerInfo {
+func waitState(t *testing.T, c *client.Client, projectID, name, state string) protocol.MCPServer {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -99,14 +99,16 @@ func waitNote[T any](t *testing.T, c *client.Client, method string, match func(T
 	}
 }
 
-func statusIs(projectID, name, state string) func(MCPStatus) bool {
-	return func(s MCPStatus) bool { return s.ProjectID == projectID && s.Name == name && s.State == state }
+func statusIs(projectID, name, state string) func(protocol.MCPStatusNotification) bool {
+	return func(s protocol.MCPStatusNotification) bool {
+		return s.ProjectID == projectID && s.Name == name && s.State == state
+	}
 }
 
 // addServer adds the test server under name and waits until it connected.
 func addServer(t *testing.T, c *client.Client, projectID, name, bin string) {
 	t.Helper()
-	var res MCPServerResult
+	var res protocol.MCPServerResult
 	require.NoError(t, c.Call(tctx(t), "mcp.add", map[string]any{
 		"projectId": projectID,
 		"config":    map[string]any{"name": name, "command": []string{bin}},
@@ -290,7 +292,7 @@ func TestMCPHandEditNotifiesAndReconnects(t *testing.T) {
 		// The reload finds a server of the file: it waits for trust, then
 		// the change is reported.
 		waitNote(t, cl, "mcp.status", statusIs(pid, "hand", "untrusted"))
-		ch := waitNote(t, cl, "mcp.changed", func(m MCPChanged) bool { return m.ProjectID == pid })
+		ch := waitNote(t, cl, "mcp.changed", func(m protocol.MCPChanged) bool { return m.ProjectID == pid })
 		require.Equal(t, "file", ch.Source)
 		require.Equal(t, []string{"hand"}, ch.Added)
 		require.Empty(t, ch.Removed)
@@ -307,7 +309,7 @@ func TestMCPHandEditNotifiesAndReconnects(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, file, 0o644))
-	ch := waitNote(t, c, "mcp.changed", func(m MCPChanged) bool { return m.ProjectID == pid })
+	ch := waitNote(t, c, "mcp.changed", func(m protocol.MCPChanged) bool { return m.ProjectID == pid })
 	require.NotEmpty(t, ch.Warnings)
 	require.Equal(t, "broken", ch.Warnings[0].Server)
 	res := mcpList(t, c, pid)
@@ -318,7 +320,7 @@ func TestMCPHandEditNotifiesAndReconnects(t *testing.T) {
 
 	// Removing it by hand disconnects it.
 	require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers":{}}`), 0o644))
-	ch = waitNote(t, c, "mcp.changed", func(m MCPChanged) bool { return m.ProjectID == pid && len(m.Removed) > 0 })
+	ch = waitNote(t, c, "mcp.changed", func(m protocol.MCPChanged) bool { return m.ProjectID == pid && len(m.Removed) > 0 })
 	require.Equal(t, []string{"hand"}, ch.Removed)
 	_, ok = serverNamed(mcpList(t, c, pid), "hand")
 	require.False(t, ok)
@@ -364,7 +366,7 @@ func TestMCPRefreshBringsBackAKilledServer(t *testing.T) {
 	require.NotEmpty(t, failed.LastError)
 	require.Equal(t, "failed", waitState(t, c, pid, "tsrv", "failed").State)
 
-	var res MCPServerResult
+	var res protocol.MCPServerResult
 	require.NoError(t, c.Call(tctx(t), "mcp.refresh", map[string]string{"projectId": pid, "name": "tsrv"}, &res))
 	require.Equal(t, "connected", res.Server.State)
 	require.Contains(t, res.Server.ToolNames, "mcp__tsrv__echo")
@@ -384,7 +386,7 @@ func TestMCPUpdateAndRemovePersist(t *testing.T) {
 	addServer(t, c, pid, "tsrv", bin)
 	path := filepath.Join(dir, ".agent", "mcp.json")
 
-	var res MCPServerResult
+	var res protocol.MCPServerResult
 	require.NoError(t, c.Call(tctx(t), "mcp.update", map[string]any{
 		"projectId": pid, "name": "tsrv",
 		"config": map[string]any{"name": "tsrv", "command": []string{bin}, "enabled": false},
@@ -475,26 +477,10 @@ func BenchmarkMCPList(b *testing.B) {
 	c := ts.dial(b)
 	pid := ts.project(b, c)
 	ctx := context.Background()
-	var res MCPListResult
+	var res protocol.MCPListResult
 	for b.Loop() {
 		if err := c.Call(ctx, "mcp.list", map[string]string{"projectId": pid}, &res); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-// The OCR preset's model fallback asks the default profile's model, with the
-// image attached.
-func TestOCRVisionFallbackUsesTheDefaultModel(t *testing.T) {
-	p := scripted.New()
-	p.AppendChat("HELLO FROM THE IMAGE")
-	ts := startServer(t, withProvider(p))
-	text, err := ts.srv.ocrVision(tctx(t), "data:image/png;base64,iVBORw0KGgo=")
-	require.NoError(t, err)
-	require.Equal(t, "HELLO FROM THE IMAGE", text)
-	reqs := p.ChatRequests()
-	require.Len(t, reqs, 1)
-	atts := reqs[0].Messages[0].Attachments
-	require.Len(t, atts, 1)
-	require.Equal(t, "image/png", atts[0].MimeType)
 }

@@ -28,8 +28,8 @@ func TestMCPSessionServers(t *testing.T) {
 		err := c.Call(tctx(t), "mcp.sessionAdd", map[string]any{"sessionId": sid, "servers": servers}, &res)
 		return res, err
 	}
-	trust := func(c *client.Client, sid, hash string, remember bool) (MCPServerResult, error) {
-		var res MCPServerResult
+	trust := func(c *client.Client, sid, hash string, remember bool) (protocol.MCPServerResult, error) {
+		var res protocol.MCPServerResult
 		err := c.Call(tctx(t), "mcp.sessionTrust", map[string]any{"sessionId": sid, "name": "ed", "hash": hash, "remember": remember}, &res)
 		return res, err
 	}

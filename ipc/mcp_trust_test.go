@@ -32,8 +32,8 @@ func writeMCPFile(t *testing.T, dir string, servers map[string]any) {
 	require.NoError(t, os.Rename(path+".tmp", path))
 }
 
-func trustIs(projectID, name, state, trust string) func(MCPStatus) bool {
-	return func(s MCPStatus) bool {
+func trustIs(projectID, name, state, trust string) func(protocol.MCPStatusNotification) bool {
+	return func(s protocol.MCPStatusNotification) bool {
 		return s.ProjectID == projectID && s.Name == name && s.State == state && s.Trust == trust
 	}
 }
@@ -74,7 +74,7 @@ func TestMCPHostileProjectConfigNeverRuns(t *testing.T) {
 	require.NoError(t, err)
 	waiting := map[string]bool{}
 	for len(waiting) < 2 {
-		st := waitNote(t, c, "mcp.status", func(s MCPStatus) bool {
+		st := waitNote(t, c, "mcp.status", func(s protocol.MCPStatusNotification) bool {
 			return s.ProjectID == pid && s.State == "untrusted" && s.Trust == "untrusted"
 		})
 		require.NotEmpty(t, st.Hash)
@@ -95,7 +95,7 @@ func TestMCPHostileProjectConfigNeverRuns(t *testing.T) {
 	// A checkout or a pull rewrites the file: still nothing.
 	writeMCPFile(t, dir, hostile(" again"))
 	waitNote(t, c, "mcp.status", trustIs(pid, "evil", "untrusted", "untrusted"))
-	ch := waitNote(t, c, "mcp.changed", func(m MCPChanged) bool { return m.ProjectID == pid && m.Source == "file" })
+	ch := waitNote(t, c, "mcp.changed", func(m protocol.MCPChanged) bool { return m.ProjectID == pid && m.Source == "file" })
 	require.Equal(t, []string{"evil"}, ch.Changed)
 	res := mcpList(t, c, pid)
 	for _, n := range []string{"evil", "web"} {
@@ -143,7 +143,7 @@ func TestMCPTrustFlowOverWebSocket(t *testing.T) {
 	e = callErr(t, c, "mcp.trust", map[string]string{"projectId": pid, "name": "ghost", "hash": srv.Hash})
 	require.Equal(t, client.CodeNotFound, e.Code, e.Message)
 
-	var res MCPServerResult
+	var res protocol.MCPServerResult
 	require.NoError(t, c.Call(tctx(t), "mcp.trust", map[string]string{"projectId": pid, "name": "good", "hash": srv.Hash}, &res))
 	require.Equal(t, "trusted", res.Server.Trust)
 	waitNote(t, c, "mcp.status", trustIs(pid, "good", "connected", "trusted"))

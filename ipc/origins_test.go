@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/store"
 )
 
@@ -66,6 +67,6 @@ func TestNewRefusesBadOrigin(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	_, err = New(Options{Store: st, Token: testToken, AllowOrigins: []string{"http://*"}})
-	require.ErrorIs(t, err, ErrBadOrigin)
-	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorIs(t, err, wsrpc.ErrBadOrigin)
+	require.ErrorIs(t, err, wsrpc.ErrConfig)
 }

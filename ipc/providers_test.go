@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // fakeOpenAI is a real HTTP server speaking OpenAI's Chat Completions stream
@@ -132,10 +133,10 @@ func withModelProviders() serverOpt { return func(o *Options) { o.Provider = nil
 func withKeyring(kr *keychain.Keyring) serverOpt { return func(o *Options) { o.Keyring = kr } }
 
 type providerList struct {
-	Providers []ProviderInfo `json:"providers"`
+	Providers []protocol.Provider `json:"providers"`
 }
 
-func providerNamed(t *testing.T, c *client.Client, name string) (ProviderInfo, bool) {
+func providerNamed(t *testing.T, c *client.Client, name string) (protocol.Provider, bool) {
 	t.Helper()
 	var l providerList
 	require.NoError(t, c.Call(tctx(t), "providers.list", nil, &l))
@@ -144,7 +145,7 @@ func providerNamed(t *testing.T, c *client.Client, name string) (ProviderInfo, b
 			return p, true
 		}
 	}
-	return ProviderInfo{}, false
+	return protocol.Provider{}, false
 }
 
 func TestProvidersListHasImplicitDefault(t *testing.T) {
@@ -166,7 +167,7 @@ func TestProvidersListHasImplicitDefault(t *testing.T) {
 
 	// Storing the default profile keeps the environment's values for what
 	// is not given.
-	var set ProviderInfo
+	var set protocol.Provider
 	require.NoError(t, c.Call(tctx(t), "providers.set", map[string]any{"name": "openai", "contextWindow": 64000}, &set))
 	require.False(t, set.Implicit)
 	require.Equal(t, "http://127.0.0.1:9/v1", set.BaseURL)
@@ -197,17 +198,17 @@ func TestProvidersSetValidates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		ce := callErr(t, c, "providers.set", tc.params)
-		require.Equal(t, CodeInvalidParams, ce.Code, "%v", tc.params)
+		require.Equal(t, wsrpc.CodeInvalidParams, ce.Code, "%v", tc.params)
 		require.Contains(t, ce.Message, tc.field, "%v", tc.params)
 		require.NotContains(t, ce.Message, "secret")
 	}
 	// A credential header is refused: keys belong in the keychain.
 	ce := callErr(t, c, "providers.set", map[string]any{"name": "local", "baseUrl": "http://x/v1", "headers": map[string]string{"Authorization": "Bearer sk-nope-123456"}})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.NotContains(t, ce.Message, "sk-nope")
 	_, ok := providerNamed(t, c, "local")
 	require.False(t, ok, "nothing was stored")
-	require.Equal(t, CodeNotFound, callErr(t, c, "providers.delete", map[string]any{"name": "local"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "providers.delete", map[string]any{"name": "local"}).Code)
 }
 
 func TestProviderProfileDrivesSessionAndModels(t *testing.T) {
@@ -215,7 +216,7 @@ func TestProviderProfileDrivesSessionAndModels(t *testing.T) {
 	t.Setenv("LOCAL_AI_API_KEY", "sk-local-env-key-0001") // keychain.EnvVar("local-ai")
 	ts := startServer(t, withModelProviders())
 	c := ts.dial(t)
-	var set ProviderInfo
+	var set protocol.Provider
 	require.NoError(t, c.Call(tctx(t), "providers.set", map[string]any{
 		"name": "local-ai", "baseUrl": f.baseURL(), "apiMode": "chat", "defaultModel": "m-small",
 		"headers": map[string]string{"X-Gateway": "gw-1"}, "contextWindow": 32000,
@@ -226,19 +227,19 @@ func TestProviderProfileDrivesSessionAndModels(t *testing.T) {
 	require.Equal(t, map[string]string{"X-Gateway": "gw-1"}, set.Headers)
 
 	// models.list asks the profile's endpoint once, then answers from the cache.
-	var ml ModelsListResult
+	var ml protocol.ModelsListResult
 	require.NoError(t, c.Call(tctx(t), "models.list", map[string]any{"provider": "local-ai"}, &ml))
 	require.Equal(t, []string{"m-large", "m-small"}, ml.Models)
 	require.False(t, ml.Cached)
 	require.NoError(t, c.Call(tctx(t), "models.list", map[string]any{"provider": "local-ai"}, &ml))
 	require.True(t, ml.Cached)
 	require.Equal(t, 1, f.modelRequests())
-	require.Equal(t, CodeNotFound, callErr(t, c, "models.list", map[string]any{"provider": "nope"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "models.list", map[string]any{"provider": "nope"}).Code)
 
 	// A session of the profile uses its endpoint, mode, headers, default
 	// model and key.
 	pid := ts.project(t, c)
-	require.Equal(t, CodeNotFound, callErr(t, c, "session.create", map[string]any{"projectId": pid, "provider": "nope"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "session.create", map[string]any{"projectId": pid, "provider": "nope"}).Code)
 	sid, err := c.CreateSession(tctx(t), pid, map[string]any{"provider": "local-ai"})
 	require.NoError(t, err)
 	_, err = c.Subscribe(tctx(t), sid, 0)
@@ -292,32 +293,8 @@ func TestModelsListWithoutKeyIsConfigError(t *testing.T) {
 	c := ts.dial(t)
 	require.NoError(t, c.Call(tctx(t), "providers.set", map[string]any{"name": "nokey", "baseUrl": f.baseURL()}, nil))
 	ce := callErr(t, c, "models.list", map[string]any{"provider": "nokey"})
-	require.Equal(t, CodeConfig, ce.Code)
+	require.Equal(t, wsrpc.CodeConfig, ce.Code)
 	require.Equal(t, 0, f.modelRequests())
-}
-
-// FuzzProfileURLs: the base URL and proxy checks never panic, and what they
-// accept is an http(s) (socks5) URL with a host and no credentials.
-func FuzzProfileURLs(f *testing.F) {
-	for _, s := range []string{"https://api.deepseek.com/v1", "http://127.0.0.1:11434/v1", "socks5://127.0.0.1:1080", "socks5h://u@h:1", "http://u:p@h", "ftp://x", "", "::", "http://", "socks5://u:p@h:1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		if checkBaseURL(raw) == nil {
-			u, err := url.Parse(raw)
-			require.NoError(t, err)
-			require.Contains(t, []string{"http", "https"}, u.Scheme)
-			require.NotEmpty(t, u.Host)
-			require.Nil(t, u.User)
-		}
-		if raw != "" && checkProxy(raw) == nil {
-			u, err := url.Parse(raw)
-			require.NoError(t, err)
-			require.Contains(t, []string{"socks5", "socks5h"}, u.Scheme)
-			_, hasPass := u.User.Password()
-			require.False(t, hasPass)
-		}
-	})
 }
 
 // A session on a real model (here a non-default profile's) is named after
@@ -338,7 +315,7 @@ func TestRealModelSessionIsNamedAutomatically(t *testing.T) {
 	ev := nextOfType(t, c, sid, "session_named")
 	require.JSONEq(t, `{"taskId":"","name":"A title","source":"auto"}`, string(ev.Data))
 	var got struct {
-		Session SessionInfo `json:"session"`
+		Session protocol.Session `json:"session"`
 	}
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	require.Equal(t, "A title", got.Session.Title)

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 var netListen = net.Listen
@@ -35,8 +37,8 @@ func rawAnswer(t *testing.T, c *client.Client, frame string) json.RawMessage {
 func answerCode(t *testing.T, raw json.RawMessage) (int, string) {
 	t.Helper()
 	var r struct {
-		ID    json.RawMessage `json:"id"`
-		Error *WireError      `json:"error"`
+		ID    json.RawMessage  `json:"id"`
+		Error *wsrpc.WireError `json:"error"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &r), string(raw))
 	require.NotNil(t, r.Error, string(raw))
@@ -51,7 +53,7 @@ func TestProtocolErrors(t *testing.T) {
 
 	// Before initialize.
 	ce := callErr(t, c, "project.list", nil)
-	require.Equal(t, CodeNotInitialized, ce.Code)
+	require.Equal(t, wsrpc.CodeNotInitialized, ce.Code)
 	_, err = c.Initialize(tctx(t), "t", "1", false)
 	require.NoError(t, err)
 
@@ -60,22 +62,22 @@ func TestProtocolErrors(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{`{not json`, CodeParseError, "parse error"},
-		{`42`, CodeInvalidRequest, "not an object"},
-		{`{"jsonrpc":"1.0","id":"x","method":"project.list"}`, CodeInvalidRequest, "jsonrpc"},
-		{`{"jsonrpc":"2.0","id":"x"}`, CodeInvalidRequest, "method"},
-		{`{"jsonrpc":"2.0","id":{"a":1},"method":"project.list"}`, CodeInvalidRequest, "id"},
-		{`{"jsonrpc":"2.0","id":"x","method":"project.list","params":3}`, CodeInvalidRequest, "params"},
-		{`[]`, CodeInvalidRequest, "empty batch"},
-		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"project.list"}`, CodeInvalidRequest, "at most 256"},
-		{`{"jsonrpc":"2.0","id":"x","method":"` + strings.Repeat("m", 200) + `"}`, CodeInvalidRequest, "no method is longer"},
-		{`{"jsonrpc":"2.0","id":"x","method":"nope.nope"}`, CodeMethodNotFound, "nope.nope"},
-		{`{"jsonrpc":"2.0","id":"x","method":"session.get","params":{}}`, CodeInvalidParams, "sessionId: required"},
-		{`{"jsonrpc":"2.0","id":"x","method":"session.subscribe","params":{"sessionId":"s","afterSeq":"abc"}}`, CodeInvalidParams, "afterSeq"},
-		{`{"jsonrpc":"2.0","id":"x","method":"session.get","params":{"sessionId":"nope"}}`, CodeNotFound, "nope"},
-		{`{"jsonrpc":"2.0","id":"x","method":"project.open","params":{"path":"/"}}`, CodeForbidden, "root"},
-		{`{"jsonrpc":"2.0","id":"x","method":"project.open","params":{"path":"/definitely/not/here"}}`, CodeNotFound, "does not exist"},
-		{`{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":2}}`, CodeInvalidParams, "protocolVersion"},
+		{`{not json`, wsrpc.CodeParseError, "parse error"},
+		{`42`, wsrpc.CodeInvalidRequest, "not an object"},
+		{`{"jsonrpc":"1.0","id":"x","method":"project.list"}`, wsrpc.CodeInvalidRequest, "jsonrpc"},
+		{`{"jsonrpc":"2.0","id":"x"}`, wsrpc.CodeInvalidRequest, "method"},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"project.list"}`, wsrpc.CodeInvalidRequest, "id"},
+		{`{"jsonrpc":"2.0","id":"x","method":"project.list","params":3}`, wsrpc.CodeInvalidRequest, "params"},
+		{`[]`, wsrpc.CodeInvalidRequest, "empty batch"},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"project.list"}`, wsrpc.CodeInvalidRequest, "at most 256"},
+		{`{"jsonrpc":"2.0","id":"x","method":"` + strings.Repeat("m", 200) + `"}`, wsrpc.CodeInvalidRequest, "no method is longer"},
+		{`{"jsonrpc":"2.0","id":"x","method":"nope.nope"}`, wsrpc.CodeMethodNotFound, "nope.nope"},
+		{`{"jsonrpc":"2.0","id":"x","method":"session.get","params":{}}`, wsrpc.CodeInvalidParams, "sessionId: required"},
+		{`{"jsonrpc":"2.0","id":"x","method":"session.subscribe","params":{"sessionId":"s","afterSeq":"abc"}}`, wsrpc.CodeInvalidParams, "afterSeq"},
+		{`{"jsonrpc":"2.0","id":"x","method":"session.get","params":{"sessionId":"nope"}}`, wsrpc.CodeNotFound, "nope"},
+		{`{"jsonrpc":"2.0","id":"x","method":"project.open","params":{"path":"/"}}`, wsrpc.CodeForbidden, "root"},
+		{`{"jsonrpc":"2.0","id":"x","method":"project.open","params":{"path":"/definitely/not/here"}}`, wsrpc.CodeNotFound, "does not exist"},
+		{`{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"protocolVersion":2}}`, wsrpc.CodeInvalidParams, "protocolVersion"},
 	}
 	for _, tc := range cases {
 		code, msg := answerCode(t, rawAnswer(t, c, tc.frame))
@@ -98,7 +100,7 @@ func TestHomeDirRefused(t *testing.T) {
 	ts := startServer(t)
 	c := ts.dial(t)
 	ce := callErr(t, c, "project.open", map[string]string{"path": home})
-	require.Equal(t, CodeForbidden, ce.Code)
+	require.Equal(t, wsrpc.CodeForbidden, ce.Code)
 	require.Contains(t, ce.Message, "home")
 }
 
@@ -109,7 +111,7 @@ func TestProjectSamePathSameID(t *testing.T) {
 	b := ts.project(t, c)
 	require.Equal(t, a, b)
 	var list struct {
-		Projects []ProjectInfo `json:"projects"`
+		Projects []protocol.Project `json:"projects"`
 	}
 	require.NoError(t, c.Call(tctx(t), "project.list", nil, &list))
 	require.Len(t, list.Projects, 1)
@@ -124,7 +126,7 @@ func TestOversizedFrameClosesOnlyThatConnection(t *testing.T) {
 	require.NoError(t, err)
 
 	big := ts.dial(t)
-	frame := `{"jsonrpc":"2.0","id":1,"method":"turn.start","params":{"sessionId":"` + sid + `","text":"` + strings.Repeat("x", MaxFrame) + `"}}`
+	frame := `{"jsonrpc":"2.0","id":1,"method":"turn.start","params":{"sessionId":"` + sid + `","text":"` + strings.Repeat("x", wsrpc.MaxFrame) + `"}}`
 	_ = big.WriteRaw(tctx(t), []byte(frame)) // the server may close before all is written
 	<-big.Done()
 	require.Equal(t, websocket.StatusMessageTooBig, big.CloseStatus())
@@ -140,13 +142,13 @@ func TestSessionCreateInvalidParams(t *testing.T) {
 	c := ts.dial(t)
 	pid := ts.project(t, c)
 	ce := callErr(t, c, "session.create", map[string]any{"projectId": pid, "mode": "yolo"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "mode")
 	ce = callErr(t, c, "session.create", map[string]any{"projectId": pid, "allowedCommands": "ls"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "allowedCommands")
 	ce = callErr(t, c, "session.create", map[string]any{"projectId": "nope"})
-	require.Equal(t, CodeNotFound, ce.Code)
+	require.Equal(t, wsrpc.CodeNotFound, ce.Code)
 }
 
 func TestShutdownMethodSignalsOwner(t *testing.T) {

@@ -7,9 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func toolFinished(t *testing.T, evs []client.Event) (status string) {
@@ -58,7 +61,7 @@ func TestRuntimeChangesApplyToLoadedEngine(t *testing.T) {
 	}
 	require.Equal(t, "loaded", textOf(turn("load the engine")))
 
-	var info SessionInfo
+	var info protocol.Session
 	require.NoError(t, c.Call(tctx(t), "session.setPermissions", map[string]any{"sessionId": sid, "allowedCommands": []string{"echo"}, "approvalTimeoutMs": 1000}, &info))
 	require.Equal(t, []string{"echo"}, info.Settings.AllowedCommands)
 	require.EqualValues(t, 1000, info.Settings.ApprovalTimeoutMS)
@@ -76,14 +79,14 @@ func TestRuntimeChangesApplyToLoadedEngine(t *testing.T) {
 	require.Equal(t, "other-model", info.Model)
 	require.NoError(t, c.Call(tctx(t), "session.setAgent", map[string]any{"sessionId": sid, "agent": "cowork"}, &info))
 	require.Equal(t, "cowork", info.Agent)
-	before := ts.srv.loadedEngine(sid)
+	before := ts.srv.b.LoadedEngine(sid)
 	evs = turn("after agent change")
 	require.Equal(t, "after the agent change", textOf(evs))
-	after := ts.srv.loadedEngine(sid)
+	after := ts.srv.b.LoadedEngine(sid)
 	require.NotSame(t, before, after, "the engine was rebuilt for the new agent")
 	require.Equal(t, "other-model", after.Model())
 	require.Equal(t, "plan", string(after.Mode()))
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	users := 0
 	for _, m := range got.Messages {
@@ -94,9 +97,9 @@ func TestRuntimeChangesApplyToLoadedEngine(t *testing.T) {
 	require.Equal(t, 4, users, "history survived the rebuild")
 
 	ce := callErr(t, c, "session.setMode", map[string]any{"sessionId": sid, "mode": "sometimes"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	ce = callErr(t, c, "session.setPermissions", map[string]any{"sessionId": sid, "shellPolicy": "never"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "shellPolicy")
 }
 
@@ -109,14 +112,14 @@ func TestSessionListRenameDelete(t *testing.T) {
 	b, err := c.CreateSession(tctx(t), pid, nil)
 	require.NoError(t, err)
 	var list struct {
-		Sessions []SessionInfo `json:"sessions"`
+		Sessions []protocol.Session `json:"sessions"`
 	}
 	require.NoError(t, c.Call(tctx(t), "session.list", map[string]string{"projectId": pid}, &list))
 	require.Len(t, list.Sessions, 2)
 
 	_, err = c.Subscribe(tctx(t), b, 0)
 	require.NoError(t, err)
-	var info SessionInfo
+	var info protocol.Session
 	require.NoError(t, c.Call(tctx(t), "session.rename", map[string]string{"sessionId": b, "title": "renamed"}, &info))
 	require.Equal(t, "renamed", info.Title)
 	require.Equal(t, "user", info.TitleSource)
@@ -128,11 +131,11 @@ func TestSessionListRenameDelete(t *testing.T) {
 	require.Len(t, list.Sessions, 1)
 	require.Equal(t, b, list.Sessions[0].SessionID)
 	ce := callErr(t, c, "session.get", map[string]string{"sessionId": a})
-	require.Equal(t, CodeNotFound, ce.Code)
+	require.Equal(t, wsrpc.CodeNotFound, ce.Code)
 	ce = callErr(t, c, "turn.steer", map[string]string{"sessionId": b, "text": "x"})
-	require.Equal(t, CodeConflict, ce.Code)
+	require.Equal(t, wsrpc.CodeConflict, ce.Code)
 	ce = callErr(t, c, "turn.retry", map[string]string{"sessionId": b})
-	require.Equal(t, CodeConflict, ce.Code)
+	require.Equal(t, wsrpc.CodeConflict, ce.Code)
 }
 
 func TestTurnWithoutModelEndsWithConfigError(t *testing.T) {
@@ -144,9 +147,9 @@ func TestTurnWithoutModelEndsWithConfigError(t *testing.T) {
 		o.APIKey = func(context.Context) (string, error) { return "sk-test-not-used", nil }
 	})
 	c := ts.dial(t)
-	var init InitializeResult
+	var init protocol.InitializeResult
 	require.NoError(t, c.Call(tctx(t), "initialize", map[string]any{"protocolVersion": 1}, &init))
-	require.Equal(t, ProviderOpenAI, init.Capabilities.Provider)
+	require.Equal(t, backend.ProviderOpenAI, init.Capabilities.Provider)
 	require.Empty(t, init.Capabilities.Notice)
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
@@ -171,9 +174,9 @@ func TestDemoProviderNotice(t *testing.T) {
 		o.APIKey = func(context.Context) (string, error) { return "", nil }
 	})
 	c := ts.dial(t)
-	var init InitializeResult
+	var init protocol.InitializeResult
 	require.NoError(t, c.Call(tctx(t), "initialize", map[string]any{"protocolVersion": 1}, &init))
-	require.Equal(t, ProviderDemo, init.Capabilities.Provider)
+	require.Equal(t, backend.ProviderDemo, init.Capabilities.Provider)
 	require.Contains(t, init.Capabilities.Notice, "no API key is configured")
 	require.Contains(t, init.Capabilities.Methods, "turn.start")
 }
@@ -189,7 +192,7 @@ func TestTurnRetryAfterRetriableError(t *testing.T) {
 	evs := collectTurn(t, c, sid)
 	require.Contains(t, string(evs[len(evs)-1].Data), `"status":"error"`)
 
-	var res TurnResult
+	var res protocol.TurnResult
 	require.NoError(t, c.Call(tctx(t), "turn.retry", map[string]string{"sessionId": sid}, &res))
 	require.NotEmpty(t, res.TurnID)
 	evs = collectTurn(t, c, sid)

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/sandbox"
 )
 
@@ -42,11 +44,11 @@ func TestSessionSandbox(t *testing.T) {
 	sid := ts.session(t, c, map[string]any{"sandbox": "required", "shellPolicy": "sandbox"})
 
 	here, _ := sandbox.Resolve(sandbox.Config{})
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]any{"sessionId": sid}, &got))
 	info := got.Session
 	require.Equal(t, "required", info.Settings.Sandbox)
-	require.Equal(t, SandboxInfo{Mode: "required", Backend: here.Kind, Enforced: here.Enforced, Network: !here.Enforced, Reason: info.Sandbox.Reason}, info.Sandbox)
+	require.Equal(t, protocol.SandboxInfo{Mode: "required", Backend: here.Kind, Enforced: here.Enforced, Network: !here.Enforced, Reason: info.Sandbox.Reason}, info.Sandbox)
 
 	if here.Enforced {
 		plantFails(t, c, sid, cfg, mcpFile)
@@ -59,7 +61,7 @@ func TestSessionSandbox(t *testing.T) {
 	require.True(t, info.Sandbox.Network)
 	require.Equal(t, "required", info.Sandbox.Mode, "an unrelated change keeps the mode")
 	ce := callErr(t, c, "session.setPermissions", map[string]any{"sessionId": sid, "sandbox": "sometimes"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "sandbox")
 }
 

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/engine"
-	"github.com/zqagent/sidecar/ipc/host"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/keychain"
 	"github.com/zqagent/sidecar/llm"
@@ -28,7 +28,7 @@ const ProtocolVersion = protocol.Version
 // Defaults of the bounded queues.
 const (
 	DefaultSendQueueBytes   = 16 << 20
-	DefaultSubscriberBuffer = 16384
+	DefaultSubscriberBuffer = backend.DefaultSubscriberBuffer
 	DefaultWriteTimeout     = 10 * time.Second
 )
 
@@ -104,43 +104,28 @@ type Options struct {
 type Server struct {
 	opts Options
 	log  *slog.Logger
-	rpc  *wsrpc.Endpoint // the transport: upgrade checks, method table, connection limits
+	rpc  *wsrpc.Endpoint  // the transport: upgrade checks, method table, connection limits
+	b    *backend.Backend // the state and policy behind the methods
 
-	ctx    context.Context // the server's lifetime; turns run under it
+	ctx    context.Context // the server's lifetime
 	cancel context.CancelFunc
-	// bg is the context of background work no client waits for (session
-	// naming): Close cancels it first, so shutdown never waits on it.
-	bg       context.Context
-	cancelBG context.CancelFunc
-	wg       sync.WaitGroup // connections, session runners
-	hosts    *host.Sessions // the sessions of this process (ipc/host)
+	wg     sync.WaitGroup // connections
 
 	shutdownOnce sync.Once
-	providers    *providerSource
-	models       modelsCache // models.list answers, per provider profile
 
-	mu           sync.Mutex // guards conns, openProjects, closed, httpSrv
-	conns        map[*conn]struct{}
-	openProjects map[string]struct{}
-	closed       bool
-	httpSrv      *http.Server
-
-	mcp  mcpProjects // MCP managers of the open projects (mcp_project.go)
-	smcp sessionMCPs // MCP servers of one session, from a client (mcp_session.go)
-
-	termSubs termRegistry    // terminal subscriptions per connection (terminal_stream.go)
-	watchers projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
-	search   searchCache     // the web_search backend (websearch.go)
-	lang     langState       // the shell's and the OS's locale (lang.go)
+	mu      sync.Mutex // guards conns, closed, httpSrv
+	conns   map[*conn]struct{}
+	closed  bool
+	httpSrv *http.Server
 }
 
 // New returns a server; nothing is listening yet.
 func New(opts Options) (*Server, error) {
 	if opts.Store == nil {
-		return nil, fmt.Errorf("new server: %w: store is required", ErrConfig)
+		return nil, fmt.Errorf("new server: %w: store is required", wsrpc.ErrConfig)
 	}
 	if opts.Token == "" {
-		return nil, fmt.Errorf("new server: %w: token is required", ErrConfig)
+		return nil, fmt.Errorf("new server: %w: token is required", wsrpc.ErrConfig)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -159,30 +144,37 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		opts:         opts,
-		log:          opts.Logger,
-		ctx:          ctx,
-		cancel:       cancel,
-		conns:        map[*conn]struct{}{},
-		openProjects: map[string]struct{}{},
-		lang:         newLangState(opts.SystemLocale),
+		opts:   opts,
+		log:    opts.Logger,
+		ctx:    ctx,
+		cancel: cancel,
+		conns:  map[*conn]struct{}{},
 	}
-	s.bg, s.cancelBG = context.WithCancel(ctx)
-	s.providers = newProviderSource(opts)
-	s.hosts = host.New(host.Config{
+	b, err := backend.New(backend.Options{
 		Store:            opts.Store,
+		DataDir:          opts.DataDir,
+		KeyringService:   opts.KeyringService,
+		Terminals:        opts.Terminals,
+		AuditLogDir:      opts.AuditLogDir,
+		Keyring:          opts.Keyring,
+		OnEngine:         opts.OnEngine,
+		Provider:         opts.Provider,
+		APIKey:           opts.APIKey,
 		Logger:           opts.Logger,
-		Context:          ctx,
-		Background:       s.bg,
-		WaitGroup:        &s.wg,
 		SubscriberBuffer: opts.SubscriberBuffer,
-		Engines:          engines{s},
-		ApprovalTimeout:  func(ss store.Session) time.Duration { return msDuration(sessionSettings(ss).ApprovalTimeoutMS) },
-		IsConfigError:    func(err error) bool { return wireError(err).Code == CodeConfig },
-		Lang:             s.langOf,
-		Closing:          s.isClosing,
+		SystemLocale:     opts.SystemLocale,
+		SendQueueBytes:   opts.SendQueueBytes,
+		Broadcast:        s.broadcast,
+		Envelope:         wsrpc.NotificationEnvelope,
+		IsConfigError:    func(err error) bool { return wireError(err).Code == wsrpc.CodeConfig },
+		ReleaseMemory:    func() { s.rpc.ReleaseMemory() },
 	})
-	routes, err := s.routeTable()
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.b = b
+	routes, err := routeTable()
 	if err != nil {
 		cancel()
 		return nil, err
@@ -195,7 +187,7 @@ func New(opts Options) (*Server, error) {
 		Gate:           "initialize",
 		Ordered:        orderedMethods,
 		ErrorCodes:     hostedErrorCodes,
-		ErrorMessage:   func(kind protocol.ErrorKind) string { return engine.KindMessage(s.defaultLang(), string(kind)) },
+		ErrorMessage:   func(kind protocol.ErrorKind) string { return engine.KindMessage(b.DefaultLang(), string(kind)) },
 		SendQueueBytes: opts.SendQueueBytes,
 		WriteTimeout:   opts.WriteTimeout,
 		Log:            opts.Logger,
@@ -205,7 +197,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if err := s.rpc.SetOrigins(opts.AllowOrigins); err != nil {
 		cancel()
-		return nil, fmt.Errorf("new server: %w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("new server: %w: %w", wsrpc.ErrConfig, err)
 	}
 	return s, nil
 }
@@ -215,7 +207,7 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Serve(ln net.Listener) error {
 	addr, ok := ln.Addr().(*net.TCPAddr)
 	if !ok || !addr.IP.IsLoopback() {
-		return fmt.Errorf("serve: %w: listener %s is not a loopback TCP address", ErrForbidden, ln.Addr())
+		return fmt.Errorf("serve: %w: listener %s is not a loopback TCP address", wsrpc.ErrForbidden, ln.Addr())
 	}
 	s.rpc.SetPort(addr.Port)
 	mux := http.NewServeMux()
@@ -230,9 +222,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.httpSrv = hs
 	s.mu.Unlock()
 	// Turns a previous process acknowledged and never started run now.
-	if err := s.hosts.ResumeQueued(s.ctx); err != nil {
-		s.log.Warn("start queued turns", "err", err)
-	}
+	s.b.Start()
 	err := hs.Serve(wsrpc.Listener(ln))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -310,14 +300,13 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed = true
-	s.cancelBG() // background work first: nothing below waits on it
 	hs := s.httpSrv
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-	hosts := s.hosts.Shut()
+	s.b.Shut() // no new turn from here; running ones are interrupted
 
 	var errs []error
 	if hs != nil {
@@ -325,13 +314,9 @@ func (s *Server) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close http: %w", err))
 		}
 	}
-	for _, h := range hosts {
-		h.InterruptAll()
-	}
 	for _, c := range conns {
 		c.Close(wsrpc.StatusGoingAway, "sidecar shutting down")
 	}
-	// Runners end once their interrupted turns are recorded.
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
@@ -340,39 +325,28 @@ func (s *Server) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("close: waiting for turns: %w", ctx.Err()))
+		errs = append(errs, fmt.Errorf("close: waiting for connections: %w", ctx.Err()))
 	}
-	for _, h := range hosts {
-		if err := h.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := s.closeAllWatchers(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.closeAllMCP(); err != nil { // kills the MCP servers' processes
-		errs = append(errs, err)
-	}
-	if err := s.closeAllSessionMCP(); err != nil {
+	// Runners end once their interrupted turns are recorded.
+	if err := s.b.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	s.cancel()
 	return errors.Join(errs...)
 }
 
-// host returns the session's host (ipc/host), creating it on first use.
-func (s *Server) host(ctx context.Context, id string) (*host.Session, error) {
-	return s.hosts.Session(ctx, id)
-}
-
-// loadedHost returns the host of a session if it exists in this process.
-func (s *Server) loadedHost(id string) *host.Session { return s.hosts.Loaded(id) }
-
-// unloadIdle releases the idle engines of a project's sessions.
-func (s *Server) unloadIdle(projectID string) { s.hosts.UnloadIdle(projectID) }
-
-func (s *Server) isClosing() bool {
+// broadcast sends a notification to every initialized connection; it never
+// waits on a slow one.
+func (s *Server) broadcast(method string, params any) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		if c.Initialized() {
+			conns = append(conns, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.NotifyNoWait(method, params)
+	}
 }

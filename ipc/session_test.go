@@ -42,7 +42,7 @@ func TestStreamingTurn(t *testing.T) {
 	require.Len(t, replay, len(evs))
 	require.Equal(t, textOf(evs), textOf(replay))
 
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	require.GreaterOrEqual(t, len(got.Messages), 2)
 	last := got.Messages[len(got.Messages)-1]
@@ -125,9 +125,9 @@ func TestInterruptWhileApprovalPendingClosesRequest(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "turn.interrupt", map[string]string{"sessionId": sid}, nil))
 	end := nextOfType(t, c, sid, "turn_end")
 	require.Contains(t, string(end.Data), `"status":"interrupted"`)
-	h := ts.srv.loadedHost(sid)
+	h := ts.srv.b.LoadedSession(sid)
 	require.NoError(t, h.WaitIdle(tctx(t)))
-	var got SessionGetResult
+	var got protocol.SessionGetResult
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 	require.Empty(t, got.PendingRequests)
 	err = c.Respond(tctx(t), sid, d.RequestID, map[string]string{"outcome": "once"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // A subscriber that does not drain is dropped once its buffer fills; the
@@ -26,7 +27,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	c := ts.dial(t)
 	sid := ts.session(t, c, nil)
 
-	h, err := ts.srv.host(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -63,7 +64,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		}
 		require.NoError(t, json.Unmarshal(frame, &n))
 		if n.Method == "session.dropped" {
-			var d SessionDropped
+			var d protocol.SessionDropped
 			require.NoError(t, json.Unmarshal(n.Params, &d))
 			require.Equal(t, last, d.LastSeq)
 			require.Equal(t, "fell behind", d.Reason)

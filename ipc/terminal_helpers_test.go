@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/terminal"
 )
 
@@ -64,9 +65,9 @@ func termCall(t testing.TB, c *client.Client, method, pid, tid string, extra map
 	require.NoError(t, c.Call(tctx(t), method, p, nil), method)
 }
 
-func termSubscribe(t testing.TB, c *client.Client, pid, tid string, afterSeq int64) TerminalSubscribeResult {
+func termSubscribe(t testing.TB, c *client.Client, pid, tid string, afterSeq int64) protocol.TerminalSubscribeResult {
 	t.Helper()
-	var res TerminalSubscribeResult
+	var res protocol.TerminalSubscribeResult
 	require.NoError(t, c.Call(tctx(t), "terminal.subscribe", map[string]any{"projectId": pid, "terminalId": tid, "afterSeq": afterSeq}, &res))
 	return res
 }
@@ -142,7 +143,7 @@ func (w *termWatch) handle(n client.Notification) {
 		require.NoError(t, json.Unmarshal(n.Params, &e))
 		w.exit[e.TerminalID] = e.ExitCode
 	case "terminal.dropped":
-		var d TerminalDropped
+		var d protocol.TerminalDropped
 		require.NoError(t, json.Unmarshal(n.Params, &d))
 		if w.mayGap[d.TerminalID] { // dropped before its first output: past the gap
 			require.GreaterOrEqual(t, d.Seq, w.next[d.TerminalID])

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/ipc/client"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/protocol"
@@ -64,7 +65,7 @@ func TestTerminalEchoWriteAndResize(t *testing.T) {
 	termCall(t, c, "terminal.write", pid, info.ID, map[string]any{"data": "echo bye; exit 3\n"})
 	require.Equal(t, 3, w.untilExit(info.ID))
 	require.Contains(t, w.text(info.ID), "bye")
-	waitFor(t, "the exited subscription to be forgotten", func() bool { return ts.srv.termSubs.size() == 0 })
+	waitFor(t, "the exited subscription to be forgotten", func() bool { return ts.srv.b.TerminalStreams() == 0 })
 }
 
 func TestTerminalParamErrors(t *testing.T) {
@@ -79,27 +80,27 @@ func TestTerminalParamErrors(t *testing.T) {
 		code   int
 		msg    string
 	}{
-		{"terminal.create", map[string]any{"projectId": pid, "rows": 24}, CodeInvalidParams, "cols: required"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": -1}, CodeInvalidParams, "rows: must be between 1 and 65535"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 70000, "rows": 5}, CodeInvalidParams, "cols: must be between"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": outside}, CodeForbidden, "outside the project"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": "../"}, CodeForbidden, "outside the project"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": "nope"}, CodeInvalidParams, "cwd"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": "ls"}, CodeInvalidParams, "command: expected array"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": []string{""}}, CodeInvalidParams, "command"},
-		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": []string{"no-such-program-zq"}}, CodeInvalidParams, "no-such-program-zq"},
-		{"terminal.create", map[string]any{"projectId": "nope", "cols": 80, "rows": 24}, CodeNotFound, "nope"},
-		{"terminal.list", map[string]any{"projectId": "nope"}, CodeNotFound, "nope"},
-		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x"}, CodeInvalidParams, "data: required"},
-		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "data": "a", "dataBase64": "YQ=="}, CodeInvalidParams, "not both"},
-		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "dataBase64": "!!"}, CodeInvalidParams, "dataBase64"},
-		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "data": "a"}, CodeNotFound, "term_x"},
-		{"terminal.resize", map[string]any{"projectId": pid, "terminalId": "term_x", "cols": 0, "rows": 5}, CodeInvalidParams, "cols: required"},
-		{"terminal.resize", map[string]any{"projectId": pid, "terminalId": "term_x", "cols": 5, "rows": 100000}, CodeInvalidParams, "rows: must be between"},
-		{"terminal.subscribe", map[string]any{"projectId": pid, "terminalId": "term_x", "afterSeq": -1}, CodeInvalidParams, "afterSeq"},
-		{"terminal.subscribe", map[string]any{"projectId": pid}, CodeInvalidParams, "terminalId: required"},
-		{"terminal.kill", map[string]any{"terminalId": "term_x"}, CodeInvalidParams, "projectId: required"},
-		{"terminal.unsubscribe", map[string]any{"projectId": pid, "terminalId": "term_x"}, CodeNotFound, "term_x"},
+		{"terminal.create", map[string]any{"projectId": pid, "rows": 24}, wsrpc.CodeInvalidParams, "cols: required"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": -1}, wsrpc.CodeInvalidParams, "rows: must be between 1 and 65535"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 70000, "rows": 5}, wsrpc.CodeInvalidParams, "cols: must be between"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": outside}, wsrpc.CodeForbidden, "outside the project"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": "../"}, wsrpc.CodeForbidden, "outside the project"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": "nope"}, wsrpc.CodeInvalidParams, "cwd"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": "ls"}, wsrpc.CodeInvalidParams, "command: expected array"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": []string{""}}, wsrpc.CodeInvalidParams, "command"},
+		{"terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "command": []string{"no-such-program-zq"}}, wsrpc.CodeInvalidParams, "no-such-program-zq"},
+		{"terminal.create", map[string]any{"projectId": "nope", "cols": 80, "rows": 24}, wsrpc.CodeNotFound, "nope"},
+		{"terminal.list", map[string]any{"projectId": "nope"}, wsrpc.CodeNotFound, "nope"},
+		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x"}, wsrpc.CodeInvalidParams, "data: required"},
+		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "data": "a", "dataBase64": "YQ=="}, wsrpc.CodeInvalidParams, "not both"},
+		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "dataBase64": "!!"}, wsrpc.CodeInvalidParams, "dataBase64"},
+		{"terminal.write", map[string]any{"projectId": pid, "terminalId": "term_x", "data": "a"}, wsrpc.CodeNotFound, "term_x"},
+		{"terminal.resize", map[string]any{"projectId": pid, "terminalId": "term_x", "cols": 0, "rows": 5}, wsrpc.CodeInvalidParams, "cols: required"},
+		{"terminal.resize", map[string]any{"projectId": pid, "terminalId": "term_x", "cols": 5, "rows": 100000}, wsrpc.CodeInvalidParams, "rows: must be between"},
+		{"terminal.subscribe", map[string]any{"projectId": pid, "terminalId": "term_x", "afterSeq": -1}, wsrpc.CodeInvalidParams, "afterSeq"},
+		{"terminal.subscribe", map[string]any{"projectId": pid}, wsrpc.CodeInvalidParams, "terminalId: required"},
+		{"terminal.kill", map[string]any{"terminalId": "term_x"}, wsrpc.CodeInvalidParams, "projectId: required"},
+		{"terminal.unsubscribe", map[string]any{"projectId": pid, "terminalId": "term_x"}, wsrpc.CodeNotFound, "term_x"},
 	}
 	for _, tc := range cases {
 		ce := callErr(t, c, tc.method, tc.params)
@@ -110,12 +111,12 @@ func TestTerminalParamErrors(t *testing.T) {
 	// A symlink that leaves the project is outside too.
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "escape")))
 	ce := callErr(t, c, "terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24, "cwd": "escape"})
-	require.Equal(t, CodeForbidden, ce.Code, ce.Message)
+	require.Equal(t, wsrpc.CodeForbidden, ce.Code, ce.Message)
 
 	// A closed project takes no new terminal.
 	require.NoError(t, c.Call(tctx(t), "project.close", map[string]any{"projectId": pid}, nil))
 	ce = callErr(t, c, "terminal.create", map[string]any{"projectId": pid, "cols": 80, "rows": 24})
-	require.Equal(t, CodeNotFound, ce.Code, ce.Message)
+	require.Equal(t, wsrpc.CodeNotFound, ce.Code, ce.Message)
 	require.Contains(t, ce.Message, "not open")
 }
 
@@ -124,7 +125,7 @@ func TestTerminalWithoutManagerIsConfigError(t *testing.T) {
 	c := ts.dial(t)
 	pid := ts.project(t, c)
 	ce := callErr(t, c, "terminal.list", map[string]any{"projectId": pid})
-	require.Equal(t, CodeConfig, ce.Code, ce.Message)
+	require.Equal(t, wsrpc.CodeConfig, ce.Code, ce.Message)
 }
 
 func TestTerminalExitCodeAndSubscribeAfterExit(t *testing.T) {
@@ -154,11 +155,11 @@ func TestTerminalExitCodeAndSubscribeAfterExit(t *testing.T) {
 
 	// Writing to it is a conflict; kill forgets it.
 	ce := callErr(t, c, "terminal.write", map[string]any{"projectId": pid, "terminalId": info.ID, "data": "x"})
-	require.Equal(t, CodeConflict, ce.Code, ce.Message)
+	require.Equal(t, wsrpc.CodeConflict, ce.Code, ce.Message)
 	require.Equal(t, protocol.KindTerminalUnavailable, ce.KindOf(), "error.data.kind")
 	termCall(t, c, "terminal.kill", pid, info.ID, nil)
 	ce = callErr(t, c, "terminal.kill", map[string]any{"projectId": pid, "terminalId": info.ID})
-	require.Equal(t, CodeNotFound, ce.Code, ce.Message)
+	require.Equal(t, wsrpc.CodeNotFound, ce.Code, ce.Message)
 }
 
 var bgPID = regexp.MustCompile(`BG=(\d+)`)
@@ -233,7 +234,7 @@ func TestTerminalReplayAfterResubscribeNoGapNoDuplicate(t *testing.T) {
 	w2.from(info.ID, 0, false)
 	w2.until("the replay", func() bool { return w2.next[info.ID] >= int64(len(old)) })
 	require.Equal(t, old, w2.text(info.ID)[:len(old)])
-	require.Equal(t, 2, ts.srv.termSubs.size())
+	require.Equal(t, 2, ts.srv.b.TerminalStreams())
 }
 
 func mustRead(t *testing.T, m *terminal.Manager, pid, id string) string {
@@ -257,7 +258,7 @@ func TestTerminalProjectIsolation(t *testing.T) {
 	for _, method := range []string{"terminal.write", "terminal.resize", "terminal.kill", "terminal.subscribe", "terminal.unsubscribe"} {
 		params := map[string]any{"projectId": pa, "terminalId": tb.ID, "data": "x", "cols": 10, "rows": 10}
 		ce := callErr(t, c, method, params)
-		require.Equal(t, CodeNotFound, ce.Code, "%s: %s", method, ce.Message)
+		require.Equal(t, wsrpc.CodeNotFound, ce.Code, "%s: %s", method, ce.Message)
 		params["terminalId"] = "term_000000000000"
 		unknown := callErr(t, c, method, params)
 		require.Equal(t, strings.ReplaceAll(unknown.Message, "term_000000000000", tb.ID), ce.Message, method)
@@ -367,9 +368,9 @@ func TestTerminalSubscriptionsEndWithTheConnection(t *testing.T) {
 	c2 := ts.dial(t)
 	termSubscribe(t, c2, pid, info.ID, 0)
 	termSubscribe(t, c, pid, info.ID, 0)
-	require.Equal(t, 2, ts.srv.termSubs.size())
+	require.Equal(t, 2, ts.srv.b.TerminalStreams())
 	require.NoError(t, c2.Close())
-	waitFor(t, "c2's subscription to end", func() bool { return ts.srv.termSubs.size() == 1 })
+	waitFor(t, "c2's subscription to end", func() bool { return ts.srv.b.TerminalStreams() == 1 })
 	// The terminal and the other subscriber are unaffected.
 	w := newTermWatch(t, c)
 	w.from(info.ID, 0, false)
@@ -431,7 +432,7 @@ func TestTerminalSlowSubscriberIsDroppedAndResumesPastTheGap(t *testing.T) {
 	w.until("terminal.dropped", func() bool { _, ok := w.dropped[flood.ID]; return ok })
 	missed := w.dropped[flood.ID] // the watch checked it is exactly what we had
 	require.Positive(t, missed)
-	waitFor(t, "the dropped subscription to be forgotten", func() bool { return ts.srv.termSubs.size() == 0 })
+	waitFor(t, "the dropped subscription to be forgotten", func() bool { return ts.srv.b.TerminalStreams() == 0 })
 
 	// Subscribing again from the first missed byte: the ring moved on, so
 	// the output resumes past it (the gap marker) and is contiguous after.

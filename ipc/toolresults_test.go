@@ -13,6 +13,7 @@ import (
 
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TestSpilledToolResultReadBack: with TOOL_RESULT_DIR set, a result over
@@ -38,7 +39,7 @@ func TestSpilledToolResultReadBack(t *testing.T) {
 	require.NoError(t, err)
 
 	toolResults := func() []string {
-		var got SessionGetResult
+		var got protocol.SessionGetResult
 		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &got))
 		var out []string
 		for _, m := range got.Messages {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools/media"
@@ -29,7 +30,7 @@ type turnStartParams struct {
 // with the rules and errors of decodeParams — a member of the wrong type
 // names its path, sessionId is required, names match in any case, the
 // last of a repeated member wins — and then checks that there is a text or
-// an attachment and that the text is at most MaxTurnText. Nothing large is
+// an attachment and that the text is at most backend.MaxTurnText. Nothing large is
 // copied: a text over the limit is measured where it lies, a data URL is
 // kept as written unless it has escapes (then only it is unescaped).
 func decodeTurnStart(raw json.RawMessage) (turnStartParams, error) {
@@ -64,17 +65,17 @@ func decodeTurnStart(raw json.RawMessage) (turnStartParams, error) {
 		return turnStartParams{}, err
 	}
 	if p.SessionID == "" {
-		return p, &wsrpc.ParamError{Field: "sessionId", Kind: protocol.KindRequired, Why: "required"}
+		return p, &protocol.ParamError{Field: "sessionId", Kind: protocol.KindRequired, Why: "required"}
 	}
 	textLen := 0
 	if text.Kind() == '"' {
 		textLen = unquotedLen(text)
 	}
 	if textLen == 0 && len(p.Attachments) == 0 {
-		return p, invalidField("text", "required (or attachments)")
+		return p, protocol.InvalidField("text", "required (or attachments)")
 	}
-	if textLen > MaxTurnText {
-		return p, invalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", textLen, MaxTurnText))
+	if textLen > backend.MaxTurnText {
+		return p, protocol.InvalidField("text", fmt.Sprintf("%d bytes; at most %d (attach large content as a file in the project instead)", textLen, backend.MaxTurnText))
 	}
 	if textLen > 0 {
 		p.Text = string(unquote(text))
@@ -145,7 +146,7 @@ func wrongType(field, expected string, v jsontext.Value, want jsontext.Kind) err
 		return nil
 	}
 	got := map[jsontext.Kind]string{'"': "string", '0': "number", 't': "bool", 'f': "bool", '{': "object", '[': "array"}[k]
-	return &wsrpc.ParamError{Field: field, Kind: protocol.KindWrongType, Expected: expected, Why: fmt.Sprintf("expected %s, got %s", expected, got)}
+	return &protocol.ParamError{Field: field, Kind: protocol.KindWrongType, Expected: expected, Why: fmt.Sprintf("expected %s, got %s", expected, got)}
 }
 
 // unquote decodes a JSON string as encoding/json does (invalid UTF-8 and

@@ -6,9 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/ipc/host"
+	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // TestTurnStateAgrees: session.get, session.list, subscribe's running and
@@ -26,17 +27,17 @@ func TestTurnStateAgrees(t *testing.T) {
 	sid := ts.session(t, c, nil)
 	_, err := c.Subscribe(tctx(t), sid, 0)
 	require.NoError(t, err)
-	check := func(want host.TurnState) {
+	check := func(want backend.TurnState) {
 		t.Helper()
 		require.NoError(t, ts.st.Flush(tctx(t)))
 		var g struct {
-			Session SessionInfo `json:"session"`
+			Session protocol.Session `json:"session"`
 		}
 		require.NoError(t, c.Call(tctx(t), "session.get", map[string]string{"sessionId": sid}, &g))
 		require.Equal(t, string(want), g.Session.Status)
 		require.Equal(t, want.Busy(), g.Session.Running)
 		var l struct {
-			Sessions []SessionInfo `json:"sessions"`
+			Sessions []protocol.Session `json:"sessions"`
 		}
 		require.NoError(t, c.Call(tctx(t), "session.list", map[string]string{"projectId": g.Session.ProjectID}, &l))
 		require.Len(t, l.Sessions, 1)
@@ -50,26 +51,26 @@ func TestTurnStateAgrees(t *testing.T) {
 		require.Equal(t, want.Busy(), sub.Running)
 		require.NoError(t, c2.Close())
 	}
-	check(host.StateIdle)
+	check(backend.StateIdle)
 	_, err = c.StartTurn(tctx(t), sid, "go")
 	require.NoError(t, err)
 	<-p.Gate("stream").Reached()
 	nextOfType(t, c, sid, "assistant_delta")
-	check(host.StateRunning)
+	check(backend.StateRunning)
 	p.Gate("stream").Release()
 	perm := nextOfType(t, c, sid, "permission_required")
-	check(host.StateAwaiting)
+	check(backend.StateAwaiting)
 	var d struct {
 		RequestID string `json:"requestId"`
 	}
 	require.NoError(t, json.Unmarshal(perm.Data, &d))
 	require.NoError(t, c.Respond(tctx(t), sid, d.RequestID, map[string]string{"outcome": "once"}))
 	<-p.Gate("end").Reached()
-	check(host.StateRunning)
+	check(backend.StateRunning)
 	p.Gate("end").Release()
 	nextOfType(t, c, sid, "turn_end")
-	h, err := ts.srv.hosts.Session(tctx(t), sid)
+	h, err := ts.srv.b.Session(tctx(t), sid)
 	require.NoError(t, err)
 	require.NoError(t, h.WaitIdle(tctx(t)))
-	check(host.StateIdle)
+	check(backend.StateIdle)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
 	"github.com/zqagent/sidecar/protocol"
@@ -38,13 +39,13 @@ func TestVCSTurnsDiffRestore(t *testing.T) {
 		require.NoError(t, err)
 		collectTurn(t, c, sid)
 	}
-	var info SessionInfo
+	var info protocol.Session
 	require.NoError(t, c.Call(tctx(t), "session.get", map[string]any{"sessionId": sid}, &struct {
-		Session *SessionInfo `json:"session"`
+		Session *protocol.Session `json:"session"`
 	}{&info}))
 	require.Equal(t, "auto", info.VCS)
 
-	var turns VCSTurnsResult
+	var turns protocol.VCSTurnsResult
 	require.NoError(t, c.Call(tctx(t), "vcs.turns", map[string]any{"sessionId": sid}, &turns))
 	require.Equal(t, "shadow", turns.Plan.Mode, "a folder that is no git work tree gets a shadow repository")
 	require.Len(t, turns.Turns, 2, "the turn that changed nothing has no number")
@@ -58,9 +59,9 @@ func TestVCSTurnsDiffRestore(t *testing.T) {
 	require.NoError(t, c.Call(tctx(t), "vcs.diff", map[string]any{"sessionId": sid, "turn": 2}, &diff))
 	require.Contains(t, diff.Diff, "-one")
 	require.Contains(t, diff.Diff, "+two")
-	require.Equal(t, CodeNotFound, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": 9}).Code)
-	require.Equal(t, CodeInvalidParams, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": -1}).Code)
-	require.Equal(t, CodeNotFound, callErr(t, c, "vcs.turns", map[string]any{"sessionId": "nope"}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": 9}).Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": -1}).Code)
+	require.Equal(t, wsrpc.CodeNotFound, callErr(t, c, "vcs.turns", map[string]any{"sessionId": "nope"}).Code)
 
 	var res vcs.RestoreResult
 	require.NoError(t, c.Call(tctx(t), "vcs.restore", map[string]any{"sessionId": sid, "turn": 1, "dryRun": true}, &res))
@@ -69,7 +70,7 @@ func TestVCSTurnsDiffRestore(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(proj, "a.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "two\n", string(b), "a dry run changes nothing")
-	require.Equal(t, CodeForbidden, callErr(t, c, "vcs.restore", map[string]any{"sessionId": sid, "turn": 1, "paths": []string{"../outside.txt"}}).Code)
+	require.Equal(t, wsrpc.CodeForbidden, callErr(t, c, "vcs.restore", map[string]any{"sessionId": sid, "turn": 1, "paths": []string{"../outside.txt"}}).Code)
 	require.NoError(t, c.Call(tctx(t), "vcs.restore", map[string]any{"sessionId": sid, "turn": 1}, &res))
 	require.Equal(t, []string{"a.txt"}, res.Restored)
 	b, err = os.ReadFile(filepath.Join(proj, "a.txt"))
@@ -81,7 +82,7 @@ func TestVCSOff(t *testing.T) {
 	ts := startServer(t, withProvider(scripted.New(writeCall("w1", "b.txt", "x\n"), scripted.Response{Text: "ok"})))
 	c := ts.dial(t)
 	pid := ts.project(t, c)
-	require.Equal(t, CodeInvalidParams, callErr(t, c, "session.create", map[string]any{"projectId": pid, "vcs": "svn"}).Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, callErr(t, c, "session.create", map[string]any{"projectId": pid, "vcs": "svn"}).Code)
 	sid, err := c.CreateSession(tctx(t), pid, map[string]any{"mode": "auto", "vcs": "off"})
 	require.NoError(t, err)
 	_, err = c.Subscribe(tctx(t), sid, 0)
@@ -89,11 +90,11 @@ func TestVCSOff(t *testing.T) {
 	_, err = c.StartTurn(tctx(t), sid, "write")
 	require.NoError(t, err)
 	collectTurn(t, c, sid)
-	var turns VCSTurnsResult
+	var turns protocol.VCSTurnsResult
 	require.NoError(t, c.Call(tctx(t), "vcs.turns", map[string]any{"sessionId": sid}, &turns))
 	require.Empty(t, turns.Turns)
 	require.Equal(t, "off", turns.Plan.Mode)
-	require.Equal(t, CodeConfig, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": 1}).Code)
+	require.Equal(t, wsrpc.CodeConfig, callErr(t, c, "vcs.diff", map[string]any{"sessionId": sid, "turn": 1}).Code)
 	require.NoDirExists(t, filepath.Join(ts.dir, "proj", ".agent", "vcs"))
 }
 

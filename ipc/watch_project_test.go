@@ -66,15 +66,9 @@ func TestConflictGuardAcrossSessionsOfAProject(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "from B\n", string(got), "A's stale write was refused")
 
-	ts.srv.watchers.mu.Lock()
-	w := ts.srv.watchers.byProject[pid]
-	ts.srv.watchers.mu.Unlock()
-	require.NotNil(t, w, "the project's sessions share one watcher")
+	require.True(t, ts.srv.b.Watching(pid), "the project's sessions share one watcher")
 	require.NoError(t, c.Call(tctx(t), "project.close", map[string]any{"projectId": pid}, nil))
-	ts.srv.watchers.mu.Lock()
-	_, still := ts.srv.watchers.byProject[pid]
-	ts.srv.watchers.mu.Unlock()
-	require.False(t, still, "closed with the project")
+	require.False(t, ts.srv.b.Watching(pid), "closed with the project")
 }
 
 type eventLike struct {

@@ -9,8 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zqagent/sidecar/backend"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/scripted"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 func TestSearchBackendConfiguredByTheShell(t *testing.T) {
@@ -51,9 +54,9 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 		return false
 	}
 
-	var cfg SearchConfig
+	var cfg protocol.SearchConfig
 	require.NoError(t, c.Call(tctx(t), "search.get", map[string]any{}, &cfg))
-	require.Equal(t, SearchNone, cfg.Kind)
+	require.Equal(t, backend.SearchNone, cfg.Kind)
 	// No backend: web_search is not offered, and the model calling it by
 	// name gets an error result; the tool never runs.
 	got := searchResult()
@@ -66,12 +69,12 @@ func TestSearchBackendConfiguredByTheShell(t *testing.T) {
 	require.False(t, offered(reqs[0]), "web_search is not offered without a search backend")
 
 	ce := callErr(t, c, "search.set", map[string]any{"kind": "searxng"})
-	require.Equal(t, CodeInvalidParams, ce.Code)
+	require.Equal(t, wsrpc.CodeInvalidParams, ce.Code)
 	require.Contains(t, ce.Message, "baseUrl")
 	ce = callErr(t, c, "search.set", map[string]any{"kind": "bing"})
 	require.Contains(t, ce.Message, "kind")
 	require.NoError(t, c.Call(tctx(t), "search.set", map[string]any{"kind": "searxng", "baseUrl": searx.URL}, &cfg))
-	require.Equal(t, SearchSearXNG, cfg.Kind)
+	require.Equal(t, backend.SearchSearXNG, cfg.Kind)
 
 	got = searchResult()
 	require.Contains(t, got, "ok: ")

@@ -166,3 +166,10 @@ type Provider interface {
 	Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error]
 	Chat(ctx context.Context, req ChatRequest) (ChatResponse, error)
 }
+
+// SessionNamer is a Provider that says whether the sessions it answers are
+// named after their first turn (a real model, the demo; not a test script).
+// A provider that does not implement it names none.
+type SessionNamer interface {
+	NamesSessions() bool
+}

@@ -20,7 +20,9 @@ const (
 	CallToolName   = "mcp_call_tool"
 )
 
-// callParams is mcp_call_tool's input schema.
+// callParams is mcp_call_tool's input schema, written out: its arguments
+// member is whatever the named tool takes, an open object that
+// tools.ParamsOf (which closes every object) cannot say.
 const callParams = `{"type":"object","properties":{"name":{"type":"string","description":"the tool's name"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`
 
 // searchLoad is how many matches a search loads.
@@ -38,7 +40,7 @@ func (m *Manager) searchSpec() tools.Spec {
 		Name: SearchToolName,
 		Schema: llm.ToolSchema{Type: "function", Function: llm.FunctionSchema{
 			Name: SearchToolName, Description: strings.TrimSpace(searchDescription),
-			Parameters: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"keywords describing the tool you need"}},"required":["query"]}`),
+			Parameters: tools.ParamsOf[searchArgs](),
 		}},
 		Meta:    tools.Metadata{Category: "mcp", RiskLevel: tools.RiskLow, Class: tools.ClassRead, Capabilities: []string{"mcp"}},
 		Source:  "mcp",
@@ -60,6 +62,12 @@ func (m *Manager) callSpec() tools.Spec {
 	}
 }
 
+// searchArgs are mcp_search_tools' arguments; the schema is reflected from
+// them.
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"required" jsonschema_description:"keywords describing the tool you need"`
+}
+
 // SearchResult is one match of mcp_search_tools.
 type SearchResult struct {
 	Name        string          `json:"name"`
@@ -69,9 +77,7 @@ type SearchResult struct {
 }
 
 func (m *Manager) searchHandler(_ context.Context, call tools.Call) (any, error) {
-	var a struct {
-		Query string `json:"query"`
-	}
+	var a searchArgs
 	if err := tools.DecodeArgs(call.Args, &a); err != nil {
 		return nil, err
 	}

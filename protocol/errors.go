@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // JSON-RPC error codes: the standard ones and the sidecar's own.
 const (
@@ -151,3 +154,15 @@ func (e *Error) KindOf() ErrorKind {
 	}
 	return DefaultKind(e.Code)
 }
+
+// The sentinel errors of the wire's codes that the backend and the handlers
+// wrap (fmt.Errorf("%w: …", protocol.ErrNotFound)); the transport
+// (ipc/wsrpc) maps each to its code, and its sentinels of these codes are
+// these values.
+var (
+	ErrInvalidParams = errors.New("invalid params") // CodeInvalidParams
+	ErrNotFound      = errors.New("not found")      // CodeNotFound
+	ErrConflict      = errors.New("conflict")       // CodeConflict
+	ErrForbidden     = errors.New("forbidden")      // CodeForbidden
+	ErrConfig        = errors.New("configuration")  // CodeConfig
+)

@@ -58,7 +58,7 @@ const (
 var SandboxModes = []SandboxMode{SandboxAuto, SandboxOff, SandboxRequired}
 
 // SessionStatus is a session's status: the session host's turn state
-// (ipc/host.TurnState; ui-protocol.md, "The turn state machine").
+// (backend.TurnState; ui-protocol.md, "The turn state machine").
 type SessionStatus string
 
 // The session statuses.

@@ -42,7 +42,7 @@ func (noInteractor) RequestDirectory(context.Context, string, tools.DirRequest) 
 	return tools.DirAnswer{}, nil
 }
 
-// builtinRegistry registers every builtin tool, as agent.NewDefault does.
+// builtinRegistry registers every builtin tool, as backend.NewEngine does.
 func builtinRegistry(t *testing.T) *tools.Registry {
 	t.Helper()
 	ws, err := confine.New(t.TempDir())

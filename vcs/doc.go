@@ -28,7 +28,7 @@
 // the agent), CommitTurn snapshots it after the turn and, only when something
 // changed, gives the turn the next number (from 1) under
 // refs/agent/<session>/turns/<n>; engine.NewVCSHook calls both from the turn
-// lifecycle (agent.NewDefault does so for DefaultOptions.VCS).
+// lifecycle (backend.NewEngine does so for EngineOptions.VCS).
 // refs/agent/<session>/head is the newest
 // snapshot; every snapshot's parent is the one before it, so a turn's commit
 // diffed against its parent is exactly that turn's change.

@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zqagent/sidecar/ipc"
 	"github.com/zqagent/sidecar/ipc/client"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/tools/media"
 )
 
 // memOf reads a process's VmRSS and VmHWM (KiB) from /proc.
@@ -149,7 +149,7 @@ func TestE2ELargeFrameCostsItsSizeOnce(t *testing.T) {
 
 	quarter := make([][]byte, 4)
 	for i := range quarter {
-		quarter[i] = pngBytes(t, ipc.MaxAttachmentBytes/4)
+		quarter[i] = pngBytes(t, media.MaxAttachmentBytes/4)
 	}
 	tens := make([][]byte, 4)
 	for i := range tens {
@@ -308,7 +308,7 @@ func TestE2EAttachmentTurnThroughTheModel(t *testing.T) {
 
 	files := make([][]byte, 4)
 	for i := range files {
-		files[i] = pngBytes(t, ipc.MaxAttachmentBytes/4)
+		files[i] = pngBytes(t, media.MaxAttachmentBytes/4)
 	}
 	frame := turnStartFrame(t, "turn", e.sid, files)
 	resetPeak(t, pid)

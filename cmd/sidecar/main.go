@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/zqagent/sidecar/ipc"
+	"github.com/zqagent/sidecar/ipc/wsrpc"
 	"github.com/zqagent/sidecar/protocol"
 )
 
@@ -92,7 +93,7 @@ func parseFlagsOf(args []string, usage func(*flag.FlagSet, io.Writer) func()) (c
 		return config{}, fmt.Errorf("--log-level: %w", err)
 	}
 	var err error
-	if c.allowOrigins, err = ipc.ExpandOrigins(origins); err != nil {
+	if c.allowOrigins, err = wsrpc.ExpandOrigins(origins); err != nil {
 		return config{}, fmt.Errorf("--allow-origin: %w", err)
 	}
 	return c, nil

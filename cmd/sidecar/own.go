@@ -72,9 +72,6 @@ func openOwner(ctx context.Context, cfg config, sec startSecrets, log *slog.Logg
 			log.Warn("close store", "err", err)
 		}
 	})
-	if err := recoverInterrupted(ctx, o.store); err != nil {
-		return nil, err
-	}
 	o.terms = terminal.NewManager(terminal.Options{Logger: log})
 	o.undo = append(o.undo, func() {
 		if err := o.terms.Close(); err != nil {

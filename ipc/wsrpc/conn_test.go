@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/zqagent/sidecar/protocol"
 	"log/slog"
 	"net"
 	"net/http"
@@ -115,7 +116,7 @@ func TestEndpointRoutesGatesAndFollowsUp(t *testing.T) {
 			var p struct {
 				Text string `json:"text" rpc:"required"`
 			}
-			if err := wsrpc.DecodeParams(params, &p); err != nil {
+			if err := protocol.DecodeParams(params, &p); err != nil {
 				return nil, err
 			}
 			return p.Text, nil

@@ -15,12 +15,12 @@ var (
 	ErrParse          = errors.New("parse error")
 	ErrInvalidRequest = errors.New("invalid request")
 	ErrMethodNotFound = errors.New("method not found")
-	ErrInvalidParams  = errors.New("invalid params")
+	ErrInvalidParams  = protocol.ErrInvalidParams
 	ErrNotInitialized = errors.New("not initialized")
-	ErrNotFound       = errors.New("not found")
-	ErrConflict       = errors.New("conflict")
-	ErrForbidden      = errors.New("forbidden")
-	ErrConfig         = errors.New("configuration")
+	ErrNotFound       = protocol.ErrNotFound
+	ErrConflict       = protocol.ErrConflict
+	ErrForbidden      = protocol.ErrForbidden
+	ErrConfig         = protocol.ErrConfig
 	ErrClosed         = errors.New("server closed")
 	ErrFellBehind     = errors.New("fell behind")
 )
@@ -127,7 +127,7 @@ func errorData(err error, code int, extra []ErrCode) *protocol.ErrorData {
 			break
 		}
 	}
-	var pe *ParamError
+	var pe *protocol.ParamError
 	if code == CodeInvalidParams && errors.As(err, &pe) {
 		d.Field, d.Expected = pe.Field, pe.Expected
 		if pe.Kind != "" {

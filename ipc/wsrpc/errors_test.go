@@ -20,7 +20,7 @@ func TestWireErrorData(t *testing.T) {
 		SessionID string `json:"sessionId" rpc:"required"`
 		AfterSeq  int64  `json:"afterSeq"`
 	}
-	decode := func(raw string) error { var p params; return DecodeParams(json.RawMessage(raw), &p) }
+	decode := func(raw string) error { var p params; return protocol.DecodeParams(json.RawMessage(raw), &p) }
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -32,7 +32,7 @@ func TestWireErrorData(t *testing.T) {
 			protocol.ErrorData{Kind: protocol.KindRequired, Field: "sessionId"}},
 		{"wrong type", decode(`{"sessionId":"s","afterSeq":"x"}`), CodeInvalidParams, "invalid params: afterSeq: expected integer, got string",
 			protocol.ErrorData{Kind: protocol.KindWrongType, Field: "afterSeq", Expected: "integer"}},
-		{"bad value, wrapped", fmt.Errorf("provider: %w", InvalidField("name", "too long")), CodeInvalidParams, "provider: invalid params: name: too long",
+		{"bad value, wrapped", fmt.Errorf("provider: %w", protocol.InvalidField("name", "too long")), CodeInvalidParams, "provider: invalid params: name: too long",
 			protocol.ErrorData{Kind: protocol.KindInvalidParams, Field: "name"}},
 		{"sentinel", fmt.Errorf("%w: session %q", ErrNotFound, "x"), CodeNotFound, `not found: session "x"`,
 			protocol.ErrorData{Kind: protocol.KindNotFound}},

@@ -259,3 +259,30 @@ func encodeError(id json.RawMessage, we *WireError) []byte {
 func EncodeNotification(method string, params any) ([]byte, error) {
 	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
 }
+
+// NotificationEnvelope returns the bytes around a notification's params:
+// head + params + tail is the frame EncodeNotification makes of params
+// already encoded (a JSON value). The backend appends the params of its
+// streams (session.event, terminal.output) between them by hand, so that
+// an event is encoded once, in one buffer, and the envelope stays the
+// transport's.
+func NotificationEnvelope(method string) (head, tail []byte) {
+	head = append([]byte(`{"jsonrpc":"2.0","method":`), nil...)
+	head = appendMethod(head, method)
+	head = append(head, `,"params":`...)
+	return head, []byte("}")
+}
+
+// appendMethod appends a method name as a JSON string; names are plain
+// ASCII, anything else goes through encoding/json.
+func appendMethod(b []byte, m string) []byte {
+	for i := 0; i < len(m); i++ {
+		if c := m[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(m) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, m...)
+	return append(b, '"')
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/zqagent/sidecar/protocol"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -97,7 +99,7 @@ func TestDecodeParams(t *testing.T) {
 		Tags      []string `json:"tags"`
 	}
 	var p P
-	require.NoError(t, DecodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
+	require.NoError(t, protocol.DecodeParams(json.RawMessage(`{"sessionId":"s","afterSeq":3}`), &p))
 	require.Equal(t, P{SessionID: "s", AfterSeq: 3}, p)
 	cases := map[string]string{
 		``:                                 "sessionId: required",
@@ -110,7 +112,7 @@ func TestDecodeParams(t *testing.T) {
 	}
 	for in, want := range cases {
 		var p P
-		err := DecodeParams(json.RawMessage(in), &p)
+		err := protocol.DecodeParams(json.RawMessage(in), &p)
 		require.ErrorIs(t, err, ErrInvalidParams, in)
 		require.Contains(t, err.Error(), want, in)
 		require.Equal(t, CodeInvalidParams, WireErrorOf(err, nil).Code)
@@ -123,4 +125,23 @@ func TestWireErrorMapping(t *testing.T) {
 	we := &WireError{Code: CodeNotFound, Message: "x"}
 	require.ErrorIs(t, we, ErrNotFound)
 	require.NotErrorIs(t, we, ErrConflict)
+}
+
+// TestNotificationEnvelopeIsTheEncoders: head + encoded params + tail are
+// the bytes EncodeNotification makes of them.
+func TestNotificationEnvelopeIsTheEncoders(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		params string
+	}{
+		{"session.event", `{"sessionId":"s","seq":1,"type":"turn_end","data":{},"time":"2026-01-01T00:00:00Z"}`},
+		{"terminal.output", `{"terminalId":"t","seq":0,"data":"aGk="}`},
+		{"odd\"method", `{}`},
+		{"mcp.status", `[1,2]`},
+	} {
+		want, err := EncodeNotification(tc.method, json.RawMessage(tc.params))
+		require.NoError(t, err)
+		head, tail := NotificationEnvelope(tc.method)
+		require.Equal(t, string(want), string(head)+tc.params+string(tail))
+	}
 }

@@ -59,6 +59,10 @@ func (p *Provider) CloseIdleConnections() {
 	}
 }
 
+// NamesSessions implements llm.SessionNamer: a real model names the
+// sessions it answers.
+func (p *Provider) NamesSessions() bool { return true }
+
 // APIMode returns the configured mode: auto, responses or chat.
 func (p *Provider) APIMode() string { return p.opts.APIMode }
 

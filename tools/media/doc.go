@@ -17,5 +17,5 @@
 // guarded by a mutex. The attachment helpers are plain functions. URL
 // downloads go through tools/web's guarded client (no private or loopback
 // targets unless allowed, redirects capped and re-checked) built on
-// Options.HTTPClient (agent.NewDefault's dials through SOCKS5_PROXY).
+// Options.HTTPClient (backend.NewEngine's dials through SOCKS5_PROXY).
 package media

@@ -15,7 +15,7 @@
 // web_search is offered to the model only while a backend is configured
 // (Options.Search, SwitchableBackend). Backends without an HTTPClient dial
 // through SOCKS5_PROXY when it is set (netproxy), as web_fetch does with the
-// client agent.NewDefault gives it.
+// client backend.NewEngine gives it.
 //
 // Concurrency: the tools, the client returned by NewClient and the search
 // backends are safe for concurrent use. No goroutine outlives a call.

@@ -19,7 +19,7 @@ const (
 // targets, no search backend, default caps.
 type Options struct {
 	// HTTPClient is the base client for web_fetch (proxy, TLS); see
-	// ClientOptions.HTTPClient. agent.NewDefault sets one that dials
+	// ClientOptions.HTTPClient. backend.NewEngine sets one that dials
 	// through SOCKS5_PROXY when that is set.
 	HTTPClient *http.Client
 	// AllowPrivate lets web_fetch reach loopback and private addresses.

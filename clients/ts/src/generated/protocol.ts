@@ -102,7 +102,7 @@ export type SandboxMode = "auto" | "off" | "required";
  */
 export type SearchKind = "none" | "searxng" | "brave";
 /**
- * SessionStatus is a session's status: the session host's turn state (ipc/host.TurnState; ui-protocol.md, "The turn state machine").
+ * SessionStatus is a session's status: the session host's turn state (backend.TurnState; ui-protocol.md, "The turn state machine").
  */
 export type SessionStatus = "idle" | "interrupted" | "queued" | "running" | "awaiting" | "suspended";
 /**

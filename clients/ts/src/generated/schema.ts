@@ -4259,7 +4259,7 @@ export const protocolSchema: Record<string, unknown> = {
     "awaiting",
     "suspended"
    ],
-   "description": "SessionStatus is a session's status: the session host's turn state (ipc/host.TurnState; ui-protocol.md, \"The turn state machine\")."
+   "description": "SessionStatus is a session's status: the session host's turn state (backend.TurnState; ui-protocol.md, \"The turn state machine\")."
   },
   "SessionSubscribeParams": {
    "properties": {

@@ -37,6 +37,9 @@ func (h *Session) maybeName(eng *engine.Engine) {
 			return
 		}
 		naming, err := eng.GenerateName(ctx)
+		for _, ev := range naming.Events { // the title's usage counts, named or not
+			h.RecordSessionEvent(ev)
+		}
 		name := strings.TrimSpace(naming.Name)
 		if err != nil || name == "" {
 			if err != nil {

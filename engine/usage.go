@@ -22,6 +22,7 @@ type meter struct {
 
 	mu          sync.Mutex            // guards the fields below
 	session     protocol.TokenCounts  // the session's tokens
+	requests    int64                 // the session's responses counted
 	sessionCost *float64              // nil once an unpriced response counted
 	turnID      string                // the turn whose totals turn and turnCost hold
 	turn        protocol.TokenCounts  // the running turn's tokens
@@ -43,7 +44,7 @@ func newMeter(p PriceLookup, restored *protocol.SessionUsage) *meter {
 	}
 	m := &meter{prices: p, sessionCost: new(float64)}
 	if restored != nil {
-		m.session = restored.Tokens
+		m.session, m.requests = restored.Tokens, restored.Requests
 		m.sessionCost = cloneFloat(restored.Cost)
 	}
 	return m
@@ -68,7 +69,7 @@ func (m *meter) beginTurn(taskID string) {
 func (m *meter) usage() protocol.SessionUsage {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return protocol.SessionUsage{Tokens: m.session, Cost: cloneFloat(m.sessionCost)}
+	return protocol.SessionUsage{Tokens: m.session, Requests: m.requests, Cost: cloneFloat(m.sessionCost)}
 }
 
 // counts are the wire form of one response's usage.
@@ -92,6 +93,8 @@ func (m *meter) add(d protocol.UsageData, u llm.Usage, fill *protocol.ContextFil
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.session = m.session.Add(d.Response)
+	m.requests++
+	d.Requests = m.requests
 	if !priced {
 		m.sessionCost = nil
 	} else if m.sessionCost != nil {

@@ -119,7 +119,8 @@ func TestUsageCountsEveryRequest(t *testing.T) {
 	require.Nil(t, title.Cost.Turn)
 	require.Equal(t, session.Add(title.Response), title.Session)
 	require.InDelta(t, turnCost+title.Cost.Response, *title.Cost.Session, 1e-12)
-	require.Equal(t, protocol.SessionUsage{Tokens: title.Session, Cost: title.Cost.Session}, r.eng.Usage())
+	require.Equal(t, int64(7), title.Requests, "six responses of the turn, then the title")
+	require.Equal(t, protocol.SessionUsage{Tokens: title.Session, Requests: 7, Cost: title.Cost.Session}, r.eng.Usage())
 
 	// A new turn starts its own totals; the session's go on.
 	r.provider.Append(scripted.Response{Text: "again", Usage: u(counts(10, 0, 1, 0))})
@@ -137,7 +138,7 @@ func TestUsageCostIsNullWithoutAPrice(t *testing.T) {
 	restoredCost := 1.5
 	r := newRig(t, permission.ModeInteractive, func(o *engine.Options) {
 		o.Model = "gpt-4o" // in the default table: 2.50 / 1.25 cached / 10.00
-		o.Usage = &protocol.SessionUsage{Tokens: counts(7, 0, 3, 0), Cost: &restoredCost}
+		o.Usage = &protocol.SessionUsage{Tokens: counts(7, 0, 3, 0), Requests: 4, Cost: &restoredCost}
 	},
 		scripted.Response{Text: "priced", Usage: &llm.Usage{PromptTokens: 1_000_000, CompletionTokens: 100_000}},
 		scripted.Response{Text: "unpriced", Usage: &llm.Usage{PromptTokens: 10, CompletionTokens: 1}},
@@ -147,6 +148,7 @@ func TestUsageCostIsNullWithoutAPrice(t *testing.T) {
 	require.InDelta(t, 3.5, d.Cost.Response, 1e-9)
 	require.InDelta(t, 5.0, *d.Cost.Session, 1e-9, "the restored session's cost goes on")
 	require.Equal(t, counts(1_000_007, 0, 100_003, 0), d.Session)
+	require.Equal(t, int64(5), d.Requests, "the restored count goes on")
 
 	r.eng.SetModel("my-local-model")
 	d = find[protocol.UsageData](collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "b"}})))[0]

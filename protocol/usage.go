@@ -60,6 +60,10 @@ type UsageData struct {
 	Model  string `json:"model"`
 	// Source is turn, summary, subagent or title.
 	Source string `json:"source"`
+	// Requests counts the session's model requests with usage so far, this
+	// one included: of two usage events the one with more is the later
+	// (a title's may be recorded after a turn's it preceded).
+	Requests int64 `json:"requests"`
 	// ParentReqID is the explore call a subagent's response belongs to.
 	ParentReqID string      `json:"parentReqId,omitempty"`
 	Response    TokenCounts `json:"response"`
@@ -78,6 +82,8 @@ type UsageData struct {
 // (turns, summaries, subagents, titles), as its last usage event says.
 type SessionUsage struct {
 	Tokens TokenCounts `json:"tokens"`
+	// Requests counts the model requests with usage.
+	Requests int64 `json:"requests"`
 	// Cost in USD is null once the session counted a response whose model
 	// has no price.
 	Cost *float64 `json:"cost"`

@@ -40,8 +40,10 @@ type EventInput struct {
 	// transaction (the queued turn started, or ended without starting).
 	Dequeue bool
 	// Usage, when set (a JSON value), replaces the session's usage totals
-	// (Session.Usage) in the same transaction.
-	Usage json.RawMessage
+	// (Session.Usage) in the same transaction when UsageSeq is above the
+	// stored totals' (totals recorded out of order never go back).
+	Usage    json.RawMessage
+	UsageSeq int64
 }
 
 // Title is a session name and where it came from (auto | user).
@@ -282,7 +284,7 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 		}
 	}
 	if len(e.Usage) > 0 {
-		if _, err := t.exec("UPDATE sessions SET usage = ? WHERE pk = ?", string(e.Usage), st.pk); err != nil {
+		if _, err := t.exec("UPDATE sessions SET usage = ?, usage_seq = ? WHERE pk = ? AND usage_seq < ?", string(e.Usage), e.UsageSeq, st.pk, e.UsageSeq); err != nil {
 			return fmt.Errorf("set usage: %w", err)
 		}
 	}

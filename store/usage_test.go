@@ -10,8 +10,9 @@ import (
 )
 
 // TestSessionUsageSurvivesReopen: an event's Usage replaces the session's
-// usage totals in its transaction, and a reopened store (a restarted
-// sidecar) reads them back; an event without Usage leaves them.
+// usage totals in its transaction unless older totals (a lower UsageSeq)
+// arrive late, and a reopened store (a restarted sidecar) reads them back;
+// an event without Usage leaves them.
 func TestSessionUsageSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -22,8 +23,9 @@ func TestSessionUsageSurvivesReopen(t *testing.T) {
 	first := `{"tokens":{"input":10,"cachedInput":0,"output":2,"reasoning":0},"cost":0.5}`
 	second := `{"tokens":{"input":30,"cachedInput":5,"output":4,"reasoning":1},"cost":null}`
 	_, err = s.Append(ctx, ss.ID,
-		EventInput{TurnID: "t1", Type: "usage", Data: rawJSON(map[string]any{"n": 1}), Usage: []byte(first)},
-		EventInput{TurnID: "t1", Type: "usage", Data: rawJSON(map[string]any{"n": 2}), Usage: []byte(second)},
+		EventInput{TurnID: "t1", Type: "usage", Data: rawJSON(map[string]any{"n": 1}), Usage: []byte(first), UsageSeq: 1},
+		EventInput{TurnID: "t1", Type: "usage", Data: rawJSON(map[string]any{"n": 3}), Usage: []byte(second), UsageSeq: 3},
+		EventInput{Type: "usage", Data: rawJSON(map[string]any{"n": 2}), Usage: []byte(first), UsageSeq: 2},
 		EventInput{TurnID: "t1", Type: "iteration_end"})
 	require.NoError(t, err)
 	_, err = s.Append(ctx, ss.ID, EventInput{Type: "usage", Usage: []byte("{not json")})

@@ -1611,6 +1611,10 @@ export interface SessionSettings {
 export interface SessionUsage {
   tokens: TokenCounts;
   /**
+   * Requests counts the model requests with usage.
+   */
+  requests: number;
+  /**
    * Cost in USD is null once the session counted a response whose model
    * has no price.
    */
@@ -2172,6 +2176,12 @@ export interface UsageData {
    * Source is turn, summary, subagent or title.
    */
   source: string;
+  /**
+   * Requests counts the session's model requests with usage so far, this
+   * one included: of two usage events the one with more is the later
+   * (a title's may be recorded after a turn's it preceded).
+   */
+  requests: number;
   /**
    * ParentReqID is the explore call a subagent's response belongs to.
    */

@@ -4307,6 +4307,10 @@ export const protocolSchema: Record<string, unknown> = {
     "tokens": {
      "$ref": "#/$defs/TokenCounts"
     },
+    "requests": {
+     "type": "integer",
+     "description": "Requests counts the model requests with usage."
+    },
     "cost": {
      "anyOf": [
       {
@@ -4322,6 +4326,7 @@ export const protocolSchema: Record<string, unknown> = {
    "type": "object",
    "required": [
     "tokens",
+    "requests",
     "cost"
    ],
    "description": "SessionUsage is a session's accounting: every model request it made (turns, summaries, subagents, titles), as its last usage event says."
@@ -5091,6 +5096,10 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string",
      "description": "Source is turn, summary, subagent or title."
     },
+    "requests": {
+     "type": "integer",
+     "description": "Requests counts the session's model requests with usage so far, this\none included: of two usage events the one with more is the later\n(a title's may be recorded after a turn's it preceded)."
+    },
     "parentReqId": {
      "type": "string",
      "description": "ParentReqID is the explore call a subagent's response belongs to."
@@ -5127,6 +5136,7 @@ export const protocolSchema: Record<string, unknown> = {
     "reqId",
     "model",
     "source",
+    "requests",
     "response",
     "session",
     "cost"

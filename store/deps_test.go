@@ -15,7 +15,7 @@ func TestStoreKnowsNoEngine(t *testing.T) {
 		Pkgs: []string{"./..."},
 		BadDeps: map[string]string{
 			m + "/engine/...": "what an event does to durable state is the host's rule",
-			m + "/backend":    "the backend records what engines emit; it is above the store",
+			m + "/backend":    "the backend records events and builds engines",
 			m + "/ipc/...":    "the host and the server are above the store",
 			m + "/acp":        "a front door",
 			m + "/tools/...":  "the store keeps rows, it runs no tool",

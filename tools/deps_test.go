@@ -7,7 +7,7 @@ import (
 )
 
 // TestToolsKnowNoSessions: the tool registry and the builtin tools are
-// run by the engine and wired by agent; they reach the host only through
+// run by the engine and wired by the backend; they reach the host only through
 // the interfaces they declare (tools.Interactor, tools.TerminalSource), so
 // they import neither the engine, the store, the server, MCP nor the
 // packages that implement those interfaces.
@@ -17,7 +17,7 @@ func TestToolsKnowNoSessions(t *testing.T) {
 		Pkgs: []string{"./..."},
 		BadDeps: map[string]string{
 			m + "/engine/...":   "the engine runs the tools, not the other way round",
-			m + "/agent":        "agent wires the tools into an engine",
+			m + "/backend":      "the backend wires the tools into an engine",
 			m + "/store":        "a tool's durable state goes through the engine's events",
 			m + "/ipc/...":      "the server is above the engine",
 			m + "/acp":          "a front door",

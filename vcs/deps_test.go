@@ -15,7 +15,7 @@ func TestVCSIsShared(t *testing.T) {
 		Pkgs: []string{"./..."},
 		BadDeps: map[string]string{
 			m + "/engine/...": "the engine takes checkpoints through vcs",
-			m + "/agent":      "agent wires engines",
+			m + "/backend":    "the backend wires engines",
 			m + "/ipc/...":    "the server is above vcs",
 			m + "/acp":        "a front door",
 			m + "/store":      "the host records checkpoints; vcs only makes them",

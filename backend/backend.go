@@ -97,6 +97,7 @@ type Backend struct {
 
 	providers *providerSource
 	models    modelsCache // models.list answers, per provider profile
+	prices    priceBook   // each profile's price table (prices.go)
 
 	mu           sync.Mutex // guards openProjects, closed
 	openProjects map[string]struct{}

@@ -12,7 +12,8 @@
 // watchers of the projects' ConflictGuards (watch_project.go), the
 // terminals' output streams (terminal_methods.go, terminal_stream.go), the
 // model provider and the models cache (provider.go, providers_methods.go,
-// keys.go), agents (agents.go), the web_search backend (websearch.go), the
+// keys.go), each profile's prices and a session's stored usage totals
+// (prices.go), agents (agents.go), the web_search backend (websearch.go), the
 // attachments of turns (attachments.go) and the construction of each
 // session's engine (engines.go fills EngineOptions from the store;
 // wiring.go's NewEngine is the default wiring: provider, every builtin

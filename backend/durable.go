@@ -56,7 +56,10 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 //   - a turn_end other than interrupted closes the turn's unanswered
 //     requests (an interrupted turn's stay answerable until the host closes
 //     them; turn.resume continues it);
-//   - session_named names the session (never over the user's title).
+//   - session_named names the session (never over the user's title);
+//   - usage sets the session's usage totals to the event's (its session
+//     tokens and cost), unless a later usage event (more requests) is
+//     stored already.
 //
 // history is called here, on the caller's goroutine, so the snapshot is
 // the engine's history at the moment of the event.
@@ -86,6 +89,8 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 		if f := readFacts(data); f.Name != "" {
 			in.Title = &store.Title{Name: f.Name, Source: f.Source}
 		}
+	case ev.Type == protocol.EventUsage:
+		in.Usage, in.UsageSeq = sessionUsageOf(data)
 	}
 	if checkpoint && history != nil {
 		in.History = history()

@@ -109,3 +109,27 @@ func TestRecoverInterruptedSettles(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ids, "only once")
 }
+
+// TestDurableUsage: a usage event sets the session's usage totals (its
+// session tokens, request count and session cost, null when unpriced),
+// ordered by its request count.
+func TestDurableUsage(t *testing.T) {
+	cost := 0.25
+	priced := protocol.UsageData{TaskID: "t1", ReqID: "r1", Model: "m", Source: protocol.UsageTurn, Requests: 3,
+		Response: protocol.TokenCounts{Input: 5}, Session: protocol.TokenCounts{Input: 50, CachedInput: 10, Output: 7, Reasoning: 2},
+		Cost: &protocol.UsageCost{Response: 0.01, Session: &cost}}
+	in, err := durableInput(engine.Event{Type: protocol.EventUsage, Data: priced}, nil, "")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), in.UsageSeq)
+	require.JSONEq(t, `{"tokens":{"input":50,"cachedInput":10,"output":7,"reasoning":2},"requests":3,"cost":0.25}`, string(in.Usage))
+
+	unpriced := priced
+	unpriced.Requests, unpriced.Cost = 4, nil
+	in, err = durableInput(engine.Event{Type: protocol.EventUsage, Data: unpriced}, nil, "")
+	require.NoError(t, err)
+	require.JSONEq(t, `{"tokens":{"input":50,"cachedInput":10,"output":7,"reasoning":2},"requests":4,"cost":null}`, string(in.Usage))
+
+	in, err = durableInput(engine.Event{Type: protocol.EventRateLimits, Data: protocol.RateLimitsData{TaskID: "t1"}}, nil, "")
+	require.NoError(t, err)
+	require.Nil(t, in.Usage, "only a usage event sets the totals")
+}

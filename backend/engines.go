@@ -97,6 +97,10 @@ func (x engines) Build(ctx context.Context, h *Session, hooks []engine.Hook) (*e
 		Web: web.Options{Search: searchBackend{s}},
 		// A call's start is durable before it runs (at most once).
 		Ledger: h.Ledger(),
+		// Usage goes on from the session's stored totals, priced by its
+		// profile's prices as they are at each response.
+		Prices: profilePrices{b: s, profile: prof.Name},
+		Usage:  storedUsage(s.log, ss),
 	}
 	if s.opts.Terminals != nil { // a nil *Manager must not become a non-nil interface
 		o.Terminals = s.opts.Terminals

@@ -331,7 +331,7 @@ func (b *Backend) ocrVision(ctx context.Context, imageDataURL string) (string, e
 	if err != nil {
 		return "", err
 	}
-	return prov.Chat(ctx, llm.ChatRequest{
+	resp, err := prov.Chat(ctx, llm.ChatRequest{
 		Model:     model,
 		ReqID:     "ocr",
 		MaxTokens: 4096,
@@ -341,6 +341,7 @@ func (b *Backend) ocrVision(ctx context.Context, imageDataURL string) (string, e
 			Attachments: []llm.Attachment{{Name: "image", MimeType: dataURLMime(imageDataURL), DataURL: imageDataURL}},
 		}},
 	})
+	return resp.Text, err
 }
 
 // dataURLMime returns the media type of a data URL ("image/png").

@@ -36,8 +36,11 @@ func (h *Session) maybeName(eng *engine.Engine) {
 			h.titled.Store(true) // a title never goes back to automatic: no more reads
 			return
 		}
-		name, err := eng.GenerateName(ctx)
-		name = strings.TrimSpace(name)
+		naming, err := eng.GenerateName(ctx)
+		for _, ev := range naming.Events { // the title's usage counts, named or not
+			h.RecordSessionEvent(ev)
+		}
+		name := strings.TrimSpace(naming.Name)
 		if err != nil || name == "" {
 			if err != nil {
 				h.s.log.Info("name session", "session", h.id, "err", err)

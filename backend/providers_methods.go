@@ -63,7 +63,7 @@ func (b *Backend) providerInfo(p store.ProviderProfile, stored bool) protocol.Pr
 	}
 	return protocol.Provider{
 		Name: p.Name, BaseURL: p.BaseURL, APIMode: protocol.APIMode(p.APIMode), DefaultModel: p.DefaultModel,
-		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow, Retry: protocol.RetrySettings(p.Retry),
+		Headers: h, Proxy: p.Proxy, ContextWindow: p.ContextWindow, Retry: protocol.RetrySettings(p.Retry), Prices: wirePrices(p.Prices),
 		KeyConfigured: st.Configured, KeySource: st.Source, Implicit: !stored,
 	}
 }
@@ -142,6 +142,13 @@ func (b *Backend) SetProvider(ctx context.Context, p protocol.ProvidersSetParams
 		}
 		cur.Retry = r
 	}
+	if p.Prices != nil {
+		prs, err := storePrices(*p.Prices)
+		if err != nil {
+			return protocol.Provider{}, err
+		}
+		cur.Prices = prs
+	}
 	if err := b.opts.Store.PutProviderProfile(ctx, cur); err != nil {
 		return protocol.Provider{}, err
 	}
@@ -204,6 +211,7 @@ func (b *Backend) DeleteProvider(ctx context.Context, p protocol.NameParams) (pr
 // profile's (or its key's) new state.
 func (b *Backend) profileChanged(name string) {
 	b.models.forget(name)
+	b.prices.forget(name)
 	b.ResetProvider()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/zqagent/sidecar/llm"
 	"github.com/zqagent/sidecar/llm/openai"
 	"github.com/zqagent/sidecar/netproxy"
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/sandbox"
 	"github.com/zqagent/sidecar/tools"
 	"github.com/zqagent/sidecar/tools/conflict"
@@ -57,6 +58,11 @@ type EngineOptions struct {
 	// Ledger records which tool calls began (engine.Options.Ledger); nil
 	// keeps the record in memory.
 	Ledger engine.Ledger
+	// Prices price the usage events (engine.Options.Prices); nil = the
+	// default table.
+	Prices engine.PriceLookup
+	// Usage is the session's usage so far (engine.Options.Usage).
+	Usage *protocol.SessionUsage
 	// SubagentHookFactory makes a hook per explore call; parentCallID is the
 	// explore tool call's id.
 	SubagentHookFactory func(parentCallID string) engine.Hook
@@ -227,6 +233,7 @@ func NewEngineWired(o EngineOptions) (*engine.Engine, *Wired, error) {
 		ContextWindow: o.ContextWindow, ThresholdPct: o.ThresholdPct, SoftThresholdPct: o.SoftThresholdPct,
 		CapTokens: o.CapTokens, ToolResultDir: o.ToolResultDir, DefaultApproval: o.DefaultApproval,
 		Compactor: o.Compactor, NoCompaction: o.NoCompaction, Ledger: o.Ledger,
+		Prices: o.Prices, Usage: o.Usage,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -63,7 +63,7 @@ func (p *stepProvider) Stream(ctx context.Context, req llm.Request) iter.Seq2[ll
 	return p.inner.Stream(ctx, req)
 }
 
-func (p *stepProvider) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+func (p *stepProvider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	return p.inner.Chat(ctx, req)
 }
 

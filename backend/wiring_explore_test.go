@@ -33,7 +33,7 @@ func (p *childAware) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.
 	return p.parent.Stream(ctx, req)
 }
 
-func (p *childAware) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+func (p *childAware) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	return p.parent.Chat(ctx, req)
 }
 

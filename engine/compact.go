@@ -18,6 +18,10 @@ type CompactRequest struct {
 	Force bool
 	// Iteration is the 1-based iteration of the turn.
 	Iteration int
+	// OnResponse, when set, gets the answer to a model request the
+	// compactor made (a summary) on the turn's goroutine: the engine
+	// counts its usage and reports its rate limits.
+	OnResponse func(model, reqID string, resp llm.ChatResponse)
 }
 
 // Compactor manages the context window (seed chapter 14). The engine calls

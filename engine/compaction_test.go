@@ -46,7 +46,7 @@ type lateProvider struct{ r **rig }
 func (p lateProvider) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chunk, error] {
 	return (*p.r).provider.Stream(ctx, req)
 }
-func (p lateProvider) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+func (p lateProvider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	return (*p.r).provider.Chat(ctx, req)
 }
 func providerOf(r **rig) llm.Provider { return lateProvider{r} }

@@ -40,6 +40,11 @@ func (c compactor) Compact(ctx context.Context, req CompactRequest, emit func(Ev
 		Request: func(r llm.ChatRequest) bool {
 			return emit(Event{protocol.EventLLMRequest, protocol.LLMRequestData{TaskID: tk, ReqID: r.ReqID, LogTime: logTime(), Model: r.Model, MsgCount: len(r.Messages), Compact: true}})
 		},
+		Response: func(r llm.ChatRequest, resp llm.ChatResponse) {
+			if req.OnResponse != nil {
+				req.OnResponse(r.Model, r.ReqID, resp)
+			}
+		},
 		Done: func(d compaction.Done) {
 			emit(Event{protocol.EventCompacted, protocol.CompactedData{TaskID: tk, ReqID: "compact_" + req.TaskID, Method: d.Method, MessagesBefore: d.MessagesBefore, MessagesAfter: d.MessagesAfter, BoundaryIndex: d.BoundaryIndex, Model: d.Model, SummaryPreview: d.SummaryPreview, KeptUserMessages: d.KeptUserMessages, DroppedUserMessages: d.DroppedUserMessages, TokensBefore: d.TokensBefore, TokensAfter: d.TokensAfter}})
 		},

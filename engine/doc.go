@@ -24,6 +24,15 @@
 // one that is disabled or not available (tools.Spec.Enabled), is refused with
 // an error result and never reaches the permission engine or a handler.
 //
+// Accounting (usage.go): every model request the engine makes (the turn's
+// responses, compaction summaries, explore subagents' responses, the title)
+// is counted by one meter, with its own lock, toward the running turn's
+// and the session's totals, priced through Options.Prices (a model without
+// a price costs null, never a guess); each yields a usage event, and the
+// endpoint's rate-limit headers a rate_limits event. Options.Usage restores
+// a session's totals; a turn's totals start when it (re)starts in this
+// process.
+//
 // Language: Options.Lang (backend.EngineOptions.Lang) selects the default system
 // prompt, the session-naming prompt, the compaction summary prompt and the
 // max-iterations notice from the embedded prompt sets (prompts.go,

@@ -60,6 +60,13 @@ type Options struct {
 	// Ledger records which tool calls began to run (see Ledger); nil keeps
 	// the record in memory for the process's life.
 	Ledger Ledger
+	// Prices prices the usage events' costs, looked up at each response
+	// (a host may change a provider's prices meanwhile); nil =
+	// prices.Default().
+	Prices PriceLookup
+	// Usage is the session's usage so far (a restored session's last usage
+	// event's totals); nil = a new session's (nothing, costing 0).
+	Usage *protocol.SessionUsage
 }
 
 // Input is what the user gives a turn.
@@ -81,6 +88,7 @@ type Engine struct {
 	conv        string  // names this history to the provider (llm.Request.Conversation)
 
 	ledger Ledger
+	meter  *meter // the session's and the running turn's usage totals
 
 	mu           sync.Mutex
 	cur          *turn                    // guarded by mu; the running turn (nil: idle), set by begin and end only
@@ -149,6 +157,7 @@ func New(opts Options) (*Engine, error) {
 	e.messages = withSystem(opts.Messages, opts.Instructions)
 	e.opts = opts
 	e.ledger = opts.Ledger
+	e.meter = newMeter(opts.Prices, opts.Usage)
 	if e.ledger == nil {
 		e.ledger = &memLedger{}
 	}

@@ -149,7 +149,7 @@ func TestTextTurnEventOrder(t *testing.T) {
 	evs := collect(r.eng.Run(context.Background(), engine.Turn{ID: "t1", Input: engine.Input{Text: "hi"}}))
 	require.Equal(t, []protocol.EventType{
 		protocol.EventTurnStart, protocol.EventLLMRequest, protocol.EventReasoningDelta, protocol.EventAssistantDelta,
-		protocol.EventAssistantMessage, protocol.EventIterationEnd, protocol.EventTurnEnd,
+		protocol.EventAssistantMessage, protocol.EventUsage, protocol.EventIterationEnd, protocol.EventTurnEnd,
 	}, compactTypes(evs))
 	end := last(evs)
 	require.Equal(t, protocol.TurnCompleted, end.Status)

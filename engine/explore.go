@@ -72,6 +72,8 @@ func runExplore(ctx context.Context, child *Engine, task string) (string, error)
 			errMsg = d.Error
 		case protocol.TurnEndData:
 			status = d.Status
+		case protocol.UsageData, protocol.RateLimitsData:
+			forwardSubagent(ctx, ev)
 		}
 	}
 	switch {

@@ -349,6 +349,9 @@ func (t *turn) callModel(withTools bool) (*response, error) {
 		}
 		t.lastUsage = resp.Usage
 		t.emit(Event{protocol.EventAssistantMessage, protocol.AssistantMessageData{TaskID: t.taskID, Text: resp.Text, Reasoning: resp.Reasoning, ToolCalls: names, Usage: usage(resp.Usage), ReqID: t.reqID, LogTime: logTime()}})
+		if resp.Usage != nil {
+			t.account(protocol.UsageData{ReqID: t.reqID, Model: model, Source: protocol.UsageTurn}, resp.Usage, e.fillOf(model, *resp.Usage))
+		}
 		return resp, nil
 	}
 }
@@ -360,7 +363,13 @@ func (t *turn) compact(model string, force bool) error {
 		return nil
 	}
 	msgs := e.Messages()
-	out, err := e.compactor.Compact(t.ctx, CompactRequest{TaskID: t.taskID, Model: model, Messages: msgs, LastUsage: t.lastUsage, Force: force, Iteration: t.iteration}, t.emit)
+	// A summary's usage counts toward the turn and the session; the
+	// context fill stays the last response's until the next one.
+	onResponse := func(model, reqID string, r llm.ChatResponse) {
+		t.rateLimits(reqID, model, r.RateLimits)
+		t.account(protocol.UsageData{ReqID: reqID, Model: model, Source: protocol.UsageSummary}, r.Usage, nil)
+	}
+	out, err := e.compactor.Compact(t.ctx, CompactRequest{TaskID: t.taskID, Model: model, Messages: msgs, LastUsage: t.lastUsage, Force: force, Iteration: t.iteration, OnResponse: onResponse}, t.emit)
 	if err != nil {
 		if t.stopped() {
 			return context.Canceled
@@ -406,6 +415,9 @@ func (t *turn) stream(model string, withTools bool) (*response, error) {
 				return nil, context.Canceled
 			}
 			return nil, err
+		}
+		if c.RateLimits != nil && !t.rateLimits(t.reqID, model, c.RateLimits) {
+			return nil, context.Canceled
 		}
 		if c.Retry != nil {
 			t.emit(Event{protocol.EventLLMRetry, protocol.LLMRetryData{TaskID: t.taskID, Attempt: c.Retry.Attempt, Max: c.Retry.Max, Reason: c.Retry.Reason, WaitMS: c.Retry.WaitMS, Iteration: t.iteration, ReqID: t.reqID}})

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/zqagent/sidecar/llm"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 type (
@@ -16,10 +17,18 @@ type (
 // maxNameRunes caps a generated session name.
 const maxNameRunes = 60
 
+// Naming is a generated session title and the events of the request that
+// made it, for the host to record (taskId ""): its usage, counted toward
+// the session's totals, and the endpoint's rate limits.
+type Naming struct {
+	Name   string
+	Events []Event
+}
+
 // GenerateName asks the model for a short session title from the first user
 // message (the seed's genSessionNamePrompt, through the provider's Chat). It
 // returns "" with no error when there is nothing to name yet.
-func (e *Engine) GenerateName(ctx context.Context) (string, error) {
+func (e *Engine) GenerateName(ctx context.Context) (Naming, error) {
 	first := ""
 	for _, m := range e.Messages() {
 		if m.Role == llm.RoleUser && m.Notice == "" && strings.TrimSpace(m.Content) != "" {
@@ -28,7 +37,7 @@ func (e *Engine) GenerateName(ctx context.Context) (string, error) {
 		}
 	}
 	if first == "" {
-		return "", nil
+		return Naming{}, nil
 	}
 	prompt := e.opts.GenSessionNamePrompt
 	if prompt == "" {
@@ -37,16 +46,25 @@ func (e *Engine) GenerateName(ctx context.Context) (string, error) {
 	if utf8.RuneCountInString(first) > 2000 {
 		first = string([]rune(first)[:2000])
 	}
-	text, err := e.provider.Chat(ctx, llm.ChatRequest{
-		Model:     e.Model(),
+	model, reqID := e.Model(), newID("name_")
+	resp, err := e.provider.Chat(ctx, llm.ChatRequest{
+		Model:     model,
 		Messages:  []llm.Message{{Role: llm.RoleSystem, Content: prompt}, {Role: llm.RoleUser, Content: first}},
-		ReqID:     newID("name_"),
+		ReqID:     reqID,
 		MaxTokens: 64,
 	})
-	if err != nil {
-		return "", err
+	var out Naming
+	if resp.Usage != nil {
+		out.Events = append(out.Events, Event{protocol.EventUsage, e.meter.add(protocol.UsageData{ReqID: reqID, Model: model, Source: protocol.UsageTitle}, *resp.Usage, nil)})
 	}
-	return SanitizeSessionName(text), nil
+	if resp.RateLimits != nil {
+		out.Events = append(out.Events, Event{protocol.EventRateLimits, rateLimitsData("", reqID, model, resp.RateLimits)})
+	}
+	if err != nil {
+		return out, err
+	}
+	out.Name = SanitizeSessionName(resp.Text)
+	return out, nil
 }
 
 // SanitizeSessionName keeps the first non-empty line, without quotes, markup

@@ -18,6 +18,7 @@ import (
 	"github.com/zqagent/sidecar/engine"
 	"github.com/zqagent/sidecar/engine/permission"
 	"github.com/zqagent/sidecar/llm/openai"
+	"github.com/zqagent/sidecar/llm/prices"
 	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/tools"
 )
@@ -38,6 +39,13 @@ func (f *fakeOpenAI) handler(w http.ResponseWriter, r *http.Request) {
 	f.bodies[r.URL.Path] = append(f.bodies[r.URL.Path], body)
 	f.mu.Unlock()
 	model, _ := body["model"].(string)
+	h := w.Header()
+	h.Set("x-ratelimit-limit-requests", "500")
+	h.Set("x-ratelimit-remaining-requests", "499")
+	h.Set("x-ratelimit-reset-requests", "120ms")
+	h.Set("x-ratelimit-limit-tokens", "30000")
+	h.Set("x-ratelimit-remaining-tokens", "29000")
+	h.Set("x-ratelimit-reset-tokens", "2s")
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/responses") && strings.HasPrefix(model, "chat-"):
 		http.Error(w, `{"error":{"message":"Not found","type":"invalid_request_error"}}`, http.StatusNotFound)
@@ -85,7 +93,7 @@ func (f *fakeOpenAI) responses(w http.ResponseWriter, r *http.Request, body map[
 		}
 		item["arguments"] = `{"x":"from responses"}`
 		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 1, "item": item})
-		sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_1", "status": "completed", "output": []any{item}, "usage": map[string]any{"input_tokens": 20, "output_tokens": 7, "total_tokens": 27}}})
+		sse(w, "response.completed", map[string]any{"type": "response.completed", "response": map[string]any{"id": "resp_1", "status": "completed", "output": []any{item}, "usage": map[string]any{"input_tokens": 20, "input_tokens_details": map[string]any{"cached_tokens": 8}, "output_tokens": 7, "output_tokens_details": map[string]any{"reasoning_tokens": 3}, "total_tokens": 27}}})
 		return
 	}
 	for _, d := range []string{"All ", "done."} {
@@ -112,11 +120,16 @@ func (f *fakeOpenAI) chat(w http.ResponseWriter, body map[string]any) {
 		chunk(map[string]any{"content": "done."}, nil)
 		chunk(map[string]any{}, "stop")
 	}
-	sse(w, "", map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15}})
+	sse(w, "", map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{}, "usage": map[string]any{"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15, "prompt_tokens_details": map[string]any{"cached_tokens": 5}, "completion_tokens_details": map[string]any{"reasoning_tokens": 1}}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 func openaiEngine(t *testing.T, model string, opts openai.Options) (*engine.Engine, *fakeOpenAI) {
+	t.Helper()
+	return openaiEngineWith(t, model, opts, nil)
+}
+
+func openaiEngineWith(t *testing.T, model string, opts openai.Options, mod func(*engine.Options)) (*engine.Engine, *fakeOpenAI) {
 	t.Helper()
 	f := &fakeOpenAI{bodies: map[string][]map[string]any{}, stallFor: "stall-model"}
 	srv := httptest.NewServer(http.HandlerFunc(f.handler))
@@ -135,7 +148,11 @@ func openaiEngine(t *testing.T, model string, opts openai.Options) (*engine.Engi
 		}
 		return "echoed " + a.X, nil
 	}})
-	e, err := engine.New(engine.Options{Provider: p, Registry: reg, Permissions: permission.New(permission.Options{Workspace: ws, Mode: permission.ModeInteractive}), Model: model, Instructions: "sys"})
+	eo := engine.Options{Provider: p, Registry: reg, Permissions: permission.New(permission.Options{Workspace: ws, Mode: permission.ModeInteractive}), Model: model, Instructions: "sys"}
+	if mod != nil {
+		mod(&eo)
+	}
+	e, err := engine.New(eo)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
 	return e, f
@@ -182,4 +199,51 @@ func TestEngineStalledStreamHitsWatchdog(t *testing.T) {
 	require.Len(t, errs, 1)
 	require.True(t, errs[0].Retriable)
 	require.Equal(t, "network", errs[0].ErrorType)
+}
+
+// TestEngineUsageOverSSE: the usage events and rate limits of a turn over a
+// real HTTP endpoint, in both API shapes: the usage split (cached input,
+// reasoning) read from each, priced from the default table (gpt-4.1) or a
+// provider's own price (chat-only), and the x-ratelimit-* headers.
+func TestEngineUsageOverSSE(t *testing.T) {
+	half := 0.5
+	for _, tc := range []struct {
+		model      string
+		first, end protocol.TokenCounts
+		price      prices.Price
+	}{
+		{"gpt-4.1", counts(20, 8, 7, 3), counts(30, 0, 2, 0), prices.Price{Input: 2, CachedInput: &half, Output: 8}},
+		{"chat-only", counts(11, 5, 4, 1), counts(11, 5, 4, 1), prices.Price{Input: 3, Output: 4}},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			e, _ := openaiEngineWith(t, tc.model, openai.Options{}, func(o *engine.Options) {
+				tab, err := prices.Default().With(map[string]prices.Price{"chat-only": {Input: 3, Output: 4}})
+				require.NoError(t, err)
+				o.Prices = tab
+			})
+			before := time.Now()
+			evs := collect(e.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "hi"}}))
+			require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+			us := find[protocol.UsageData](evs)
+			require.Len(t, us, 2)
+			require.Equal(t, tc.first, us[0].Response)
+			require.Equal(t, tc.end, us[1].Response)
+			require.Equal(t, tc.first.Add(tc.end), *us[1].Turn)
+			require.Equal(t, tc.first.Add(tc.end), us[1].Session)
+			want := tc.price.Cost(usageOf(tc.first)) + tc.price.Cost(usageOf(tc.end))
+			require.Positive(t, want)
+			require.InDelta(t, want, *us[1].Cost.Session, 1e-12)
+			reqs := find[protocol.LLMRequestData](evs)
+			rls := find[protocol.RateLimitsData](evs)
+			require.Len(t, rls, 2)
+			for i, rl := range rls {
+				require.Equal(t, reqs[i].ReqID, rl.ReqID)
+				require.Equal(t, int64(500), *rl.Requests.Limit)
+				require.Equal(t, int64(29000), *rl.Tokens.Remaining)
+				at, err := time.Parse(time.RFC3339Nano, rl.Tokens.ResetAt)
+				require.NoError(t, err)
+				require.WithinRange(t, at, before.Add(2*time.Second), time.Now().Add(2*time.Second))
+			}
+		})
+	}
 }

@@ -170,6 +170,7 @@ func (e *Engine) start(ctx context.Context, taskID string, body func(t *turn) (s
 			return
 		}
 		defer e.end(t)
+		e.meter.beginTurn(taskID)
 		status := t.guarded(body)
 		t.waitTools()
 		switch r, _ := t.stopState(); r {

@@ -28,7 +28,7 @@ func (p panicky) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Chun
 	return p.next.Stream(ctx, req)
 }
 
-func (p panicky) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+func (p panicky) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	return p.next.Chat(ctx, req)
 }
 

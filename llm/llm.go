@@ -89,7 +89,9 @@ type FunctionSchema struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// Usage is the token accounting of one model response.
+// Usage is the token accounting of one model response, as the providers
+// count it: PromptTokens (input) includes CachedTokens, CompletionTokens
+// (output) includes ReasoningTokens.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -111,13 +113,16 @@ type RetryInfo struct {
 // increments. The final chunk carries the complete ToolCalls (assembled from
 // deltas) and/or a FinishReason; Usage arrives when the API reports it.
 // A chunk with Retry set carries nothing else: it announces a retry.
+// RateLimits, when the endpoint sent rate-limit headers, come with the
+// final chunk, or alone just before an error.
 type Chunk struct {
-	Content      string     `json:"content,omitempty"`
-	Reasoning    string     `json:"reasoning,omitempty"`
-	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
-	Usage        *Usage     `json:"usage,omitempty"`
-	FinishReason string     `json:"finishReason,omitempty"`
-	Retry        *RetryInfo `json:"retry,omitempty"`
+	Content      string      `json:"content,omitempty"`
+	Reasoning    string      `json:"reasoning,omitempty"`
+	ToolCalls    []ToolCall  `json:"toolCalls,omitempty"`
+	Usage        *Usage      `json:"usage,omitempty"`
+	FinishReason string      `json:"finishReason,omitempty"`
+	Retry        *RetryInfo  `json:"retry,omitempty"`
+	RateLimits   *RateLimits `json:"rateLimits,omitempty"`
 }
 
 // Request is one streamed model call.
@@ -143,15 +148,23 @@ type ChatRequest struct {
 	MaxTokens       int
 }
 
+// ChatResponse is the answer to a ChatRequest: its text and, when the
+// endpoint reported them, its usage and rate limits.
+type ChatResponse struct {
+	Text       string
+	Usage      *Usage
+	RateLimits *RateLimits
+}
+
 // Provider is what the engine needs from a model endpoint.
 //
 // Stream yields chunks in order and stops at the end of the response or at the
 // first error (yielded as the second value). It must stop promptly when ctx is
 // cancelled, yielding ctx's error. Chat returns the whole text of a short,
-// tool-less completion.
+// tool-less completion, with its usage.
 type Provider interface {
 	Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error]
-	Chat(ctx context.Context, req ChatRequest) (string, error)
+	Chat(ctx context.Context, req ChatRequest) (ChatResponse, error)
 }
 
 // SessionNamer is a Provider that says whether the sessions it answers are

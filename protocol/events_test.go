@@ -54,9 +54,17 @@ func TestEventsRecordedBeforeOneVocabulary(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	for _, typ := range protocol.EventTypes() {
+		if newerThan26[typ] {
+			require.Zero(t, seen[typ], typ)
+			continue
+		}
 		require.Equal(t, 2, seen[typ], "%s: a zero and a full record", typ)
 	}
 }
+
+// newerThan26 are the event types added after the engine emitted
+// protocol's types: no store holds one written with other types.
+var newerThan26 = map[protocol.EventType]bool{protocol.EventUsage: true, protocol.EventRateLimits: true}
 
 // TestEventDataCarryTheirTurn: every event data type is an EventData whose
 // EventTaskID is its taskId.

@@ -146,6 +146,8 @@ func Events() []EventSpec {
 		{EventLLMRetry, LLMRetryData{}},
 		{EventSessionNamed, SessionNamedData{}},
 		{EventTurnSuspended, TurnSuspendedData{}},
+		{EventUsage, UsageData{}},
+		{EventRateLimits, RateLimitsData{}},
 	}
 }
 

@@ -110,6 +110,9 @@ type Session struct {
 	Settings SessionSettings `json:"settings"`
 	// Sandbox is the OS sandbox as it really is on this machine.
 	Sandbox SandboxInfo `json:"sandbox"`
+	// Usage is the session's usage totals over every model request it
+	// made (its last usage event's session totals); absent before any.
+	Usage *SessionUsage `json:"usage,omitempty"`
 }
 
 // SessionSettings are the stored per-session options; absent ones have

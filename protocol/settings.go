@@ -60,6 +60,9 @@ type Provider struct {
 	KeySource string `json:"keySource"`
 	// Retry is the profile's retry and timeout overrides ({} when none).
 	Retry RetrySettings `json:"retry"`
+	// Prices are the profile's own prices per model id; they replace the
+	// default table's for its sessions (absent when none).
+	Prices map[string]ModelPrice `json:"prices,omitempty"`
 	// Implicit is true for the openai profile while none is stored.
 	Implicit bool `json:"implicit"`
 }
@@ -102,6 +105,18 @@ type ProvidersSetParams struct {
 	// Retry replaces the profile's retry overrides as a whole ({} clears
 	// them).
 	Retry *RetrySettings `json:"retry,omitempty"`
+	// Prices replace the profile's prices per model id as a whole ({}
+	// clears them).
+	Prices *map[string]ModelPrice `json:"prices,omitempty"`
+}
+
+// ModelPrice is a model's price in USD per 1M tokens (0 to 10,000 each).
+type ModelPrice struct {
+	Input float64 `json:"input" jsonschema:"minimum=0,maximum=10000"`
+	// CachedInput prices the cached part of the input; absent: the same as
+	// Input (no discount).
+	CachedInput *float64 `json:"cachedInput,omitempty" jsonschema:"minimum=0,maximum=10000"`
+	Output      float64  `json:"output" jsonschema:"minimum=0,maximum=10000"`
 }
 
 // NameParams are the params of methods that name one thing

@@ -39,6 +39,11 @@ type EventInput struct {
 	// Dequeue removes TurnID from the session's turn queue in the same
 	// transaction (the queued turn started, or ended without starting).
 	Dequeue bool
+	// Usage, when set (a JSON value), replaces the session's usage totals
+	// (Session.Usage) in the same transaction when UsageSeq is above the
+	// stored totals' (totals recorded out of order never go back).
+	Usage    json.RawMessage
+	UsageSeq int64
 }
 
 // Title is a session name and where it came from (auto | user).
@@ -123,6 +128,9 @@ func prepareEventWith(in EventInput, cache *historyCache, sessionID string) (pre
 	}
 	if in.Status != "" && !validStatus(in.Status) {
 		return preparedEvent{}, fmt.Errorf("%w: status %q", ErrInvalid, in.Status)
+	}
+	if len(in.Usage) > 0 && !json.Valid(in.Usage) {
+		return preparedEvent{}, fmt.Errorf("%w: %s event usage is not JSON", ErrInvalid, in.Type)
 	}
 	if p := in.Pending; p != nil {
 		if p.RequestID == "" || !validKind(p.Kind) {
@@ -273,6 +281,11 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 	if e.Status != "" {
 		if _, err := t.exec("UPDATE sessions SET status = ? WHERE pk = ?", e.Status, st.pk); err != nil {
 			return fmt.Errorf("set status: %w", err)
+		}
+	}
+	if len(e.Usage) > 0 {
+		if _, err := t.exec("UPDATE sessions SET usage = ?, usage_seq = ? WHERE pk = ? AND usage_seq < ?", string(e.Usage), e.UsageSeq, st.pk, e.UsageSeq); err != nil {
+			return fmt.Errorf("set usage: %w", err)
 		}
 	}
 	if e.CountTask {

@@ -152,6 +152,14 @@ ALTER TABLE grants DROP COLUMN allowed_commands;
 	`
 ALTER TABLE provider_profiles ADD COLUMN retry TEXT NOT NULL DEFAULT '{}';
 `,
+	// 6: a session's usage totals (JSON; '' = none yet) with the count
+	// that orders them, and a provider profile's prices per model (JSON
+	// object).
+	`
+ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN usage_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

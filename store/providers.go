@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/zqagent/sidecar/llm/prices"
 )
 
 // ProviderProfile is an OpenAI-compatible endpoint. It has no API key field:
@@ -22,9 +24,15 @@ type ProviderProfile struct {
 	ContextWindow int               `json:"contextWindow,omitempty"`
 	// Retry overrides the environment's retry and timeout settings for
 	// this profile's requests.
-	Retry     RetrySettings `json:"retry"`
-	UpdatedAt time.Time     `json:"updatedAt"`
+	Retry RetrySettings `json:"retry"`
+	// Prices are the profile's own prices per model id (USD per 1M
+	// tokens); they replace the default table's for its sessions.
+	Prices    map[string]prices.Price `json:"prices,omitempty"`
+	UpdatedAt time.Time               `json:"updatedAt"`
 }
+
+// MaxPrices bounds a profile's price entries.
+const MaxPrices = 1000
 
 // RetrySettings override a profile's reliability settings; a nil member
 // keeps the environment's value (OPENAI_MAX_RETRIES, OPENAI_TIMEOUT_MS,
@@ -109,16 +117,27 @@ func checkProfile(p *ProviderProfile) error {
 	if u, err := url.Parse(p.BaseURL); err == nil && u.User != nil {
 		return fmt.Errorf("%w: base URL carries credentials", ErrInvalid)
 	}
+	if len(p.Prices) > MaxPrices {
+		return fmt.Errorf("%w: more than %d prices", ErrInvalid, MaxPrices)
+	}
+	for model, pr := range p.Prices {
+		if strings.TrimSpace(model) == "" || len(model) > 256 {
+			return fmt.Errorf("%w: prices: a model id must be 1 to 256 characters", ErrInvalid)
+		}
+		if err := pr.Check(); err != nil {
+			return fmt.Errorf("%w: prices.%s: %v", ErrInvalid, model, err)
+		}
+	}
 	return p.Retry.Check()
 }
 
-const profileCols = "name, base_url, api_mode, default_model, proxy, headers, context_window, retry, updated_at"
+const profileCols = "name, base_url, api_mode, default_model, proxy, headers, context_window, retry, prices, updated_at"
 
 func scanProfile(r scanner) (ProviderProfile, error) {
 	var p ProviderProfile
-	var headers, retry []byte
+	var headers, retry, prs []byte
 	var updated int64
-	if err := r.Scan(&p.Name, &p.BaseURL, &p.APIMode, &p.DefaultModel, &p.Proxy, &headers, &p.ContextWindow, &retry, &updated); err != nil {
+	if err := r.Scan(&p.Name, &p.BaseURL, &p.APIMode, &p.DefaultModel, &p.Proxy, &headers, &p.ContextWindow, &retry, &prs, &updated); err != nil {
 		return ProviderProfile{}, err
 	}
 	if err := json.Unmarshal(headers, &p.Headers); err != nil {
@@ -127,8 +146,14 @@ func scanProfile(r scanner) (ProviderProfile, error) {
 	if err := json.Unmarshal(retry, &p.Retry); err != nil {
 		return ProviderProfile{}, fmt.Errorf("%w: retry: %v", ErrCorrupt, err)
 	}
+	if err := json.Unmarshal(prs, &p.Prices); err != nil {
+		return ProviderProfile{}, fmt.Errorf("%w: prices: %v", ErrCorrupt, err)
+	}
 	if len(p.Headers) == 0 {
 		p.Headers = nil
+	}
+	if len(p.Prices) == 0 {
+		p.Prices = nil
 	}
 	p.UpdatedAt = fromMS(updated)
 	return p, nil
@@ -182,9 +207,17 @@ func (s *Store) PutProviderProfile(ctx context.Context, p ProviderProfile) error
 	if err != nil {
 		return fmt.Errorf("put provider profile: %w", err)
 	}
+	prs := p.Prices
+	if prs == nil {
+		prs = map[string]prices.Price{}
+	}
+	pb, err := json.Marshal(prs)
+	if err != nil {
+		return fmt.Errorf("put provider profile: %w", err)
+	}
 	err = s.write(ctx, func(t *wtx) error {
-		_, err := t.exec("INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			p.Name, p.BaseURL, p.APIMode, p.DefaultModel, p.Proxy, string(hb), p.ContextWindow, string(rb), t.nowMS())
+		_, err := t.exec("INSERT OR REPLACE INTO provider_profiles ("+profileCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			p.Name, p.BaseURL, p.APIMode, p.DefaultModel, p.Proxy, string(hb), p.ContextWindow, string(rb), string(pb), t.nowMS())
 		return err
 	})
 	if err != nil {

@@ -19,7 +19,7 @@ CREATE TABLE sessions (
 	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER NOT NULL,
 	updated_at     INTEGER NOT NULL
-, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle');
+, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
 CREATE TABLE events (
 	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
@@ -77,7 +77,7 @@ CREATE TABLE provider_profiles (
 	headers        TEXT NOT NULL DEFAULT '{}',
 	context_window INTEGER NOT NULL DEFAULT 0,
 	updated_at     INTEGER NOT NULL
-, retry TEXT NOT NULL DEFAULT '{}');
+, retry TEXT NOT NULL DEFAULT '{}', prices TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE agents (
 	name        TEXT PRIMARY KEY,
 	description TEXT NOT NULL DEFAULT '',

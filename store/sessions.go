@@ -33,18 +33,24 @@ type Session struct {
 	// Settings holds free-form per-session options (allowedCommands,
 	// shellPolicy, approvalTimeoutMs, ...) as a JSON object.
 	Settings json.RawMessage `json:"settings"`
+	// Usage is the session's usage totals as the host last recorded them
+	// with an event (EventInput.Usage), a JSON value; nil before any.
+	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
 const sessionCols = `id, COALESCE(project_id, ''), title, title_source, model, mode, agent, provider,
-	status, task_count, last_seq, created_at, updated_at, settings`
+	status, task_count, last_seq, created_at, updated_at, settings, usage`
 
 func scanSession(r scanner) (Session, error) {
 	var ss Session
 	var created, updated int64
-	var settings []byte
+	var settings, usage []byte
 	if err := r.Scan(&ss.ID, &ss.ProjectID, &ss.Title, &ss.TitleSource, &ss.Model, &ss.Mode, &ss.Agent,
-		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings); err != nil {
+		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings, &usage); err != nil {
 		return Session{}, err
+	}
+	if len(usage) > 0 {
+		ss.Usage = json.RawMessage(usage)
 	}
 	ss.CreatedAt, ss.UpdatedAt = fromMS(created), fromMS(updated)
 	ss.Settings = json.RawMessage(settings)

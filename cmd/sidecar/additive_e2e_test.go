@@ -92,7 +92,7 @@ func TestAdditiveFramesPassAClient(t *testing.T) {
 			if m["method"] != "session.event" {
 				return false
 			}
-			params["type"] = "rate_limits"
+			params["type"] = "future_event"
 			events++
 			return true
 		})

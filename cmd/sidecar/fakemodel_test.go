@@ -25,8 +25,13 @@ const noBus = "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/zqagent-bus"
 type fakeModel struct {
 	srv        *httptest.Server
 	hangNaming bool
+	// usage, when set, is the Chat Completions usage object every answer
+	// reports (a streamed one in its last chunk); headers are sent with
+	// every answer (x-ratelimit-*).
+	usage   string
+	headers map[string]string
 
-	mu       sync.Mutex // guards plan, streams, namings, namingAt
+	mu       sync.Mutex // guards plan, streams, namings, namingAt, usage, headers
 	plan     []string   // "401", "429", "500", "reset", "stall", else a text to stream
 	streams  int
 	namings  int
@@ -63,6 +68,13 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.Unmarshal(b, &body)
 	f.mu.Lock()
+	for k, v := range f.headers {
+		w.Header().Set(k, v)
+	}
+	usage := ""
+	if f.usage != "" {
+		usage = `,"usage":` + f.usage
+	}
 	if !body.Stream {
 		f.namings++
 		if f.namings == 1 {
@@ -75,7 +87,7 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"id":"n","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"A fake name"},"finish_reason":"stop"}]}`)
+		fmt.Fprint(w, `{"id":"n","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"A fake name"},"finish_reason":"stop"}]`+usage+`}`)
 		return
 	}
 	step := "hello"
@@ -116,6 +128,9 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		c, _ := json.Marshal(step)
 		chunk(`{"role":"assistant","content":`+string(c)+`}`, "null")
 		chunk(`{}`, `"stop"`)
+		if usage != "" {
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[]%s}\n\n", usage)
+		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}
 }

@@ -177,11 +177,14 @@ type Done struct {
 
 // Observer receives the steps; Start and Request return false when the
 // consumer is gone (the compaction then stops with context.Canceled).
-// Request, when set, sees the summary request before it is sent.
+// Request, when set, sees the summary request before it is sent, and
+// Response its answer (usage and rate limits; after a failure only when
+// the endpoint sent rate limits).
 type Observer struct {
-	Start   func(Start) bool
-	Request func(llm.ChatRequest) bool
-	Done    func(Done)
+	Start    func(Start) bool
+	Request  func(llm.ChatRequest) bool
+	Response func(llm.ChatRequest, llm.ChatResponse)
+	Done     func(Done)
 }
 
 // Manager compacts one session's history.
@@ -341,7 +344,7 @@ func (m *Manager) Compact(ctx context.Context, req Request, obs Observer) ([]llm
 		if !start(trigger, tokens) {
 			return nil, context.Canceled
 		}
-		out, info, err := m.summarise(ctx, req, msgs, est, obs.Request)
+		out, info, err := m.summarise(ctx, req, msgs, est, obs)
 		switch {
 		case errors.Is(err, errNothingToSummarise):
 			// fall through to trimming

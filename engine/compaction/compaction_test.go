@@ -307,8 +307,8 @@ func TestSummaryFailureIsReported(t *testing.T) {
 
 type failingChat struct{ *scripted.Provider }
 
-func (failingChat) Chat(context.Context, llm.ChatRequest) (string, error) {
-	return "", &llm.Error{Kind: llm.KindServer, Status: 500, Msg: "down"}
+func (failingChat) Chat(context.Context, llm.ChatRequest) (llm.ChatResponse, error) {
+	return llm.ChatResponse{}, &llm.Error{Kind: llm.KindServer, Status: 500, Msg: "down"}
 }
 
 func TestGoldenSummaryPromptAndCompactedHistory(t *testing.T) {

@@ -148,7 +148,7 @@ func summaryMessage(summary string) llm.Message {
 }
 
 // summarise replaces the older conversation by a model-written summary.
-func (m *Manager) summarise(ctx context.Context, req Request, msgs []llm.Message, est *Estimator, observe func(llm.ChatRequest) bool) ([]llm.Message, Done, error) {
+func (m *Manager) summarise(ctx context.Context, req Request, msgs []llm.Message, est *Estimator, obs Observer) ([]llm.Message, Done, error) {
 	p, err := makePlan(msgs, est, m.cfg.KeepRecentPct)
 	if err != nil {
 		return nil, Done{}, err
@@ -164,13 +164,17 @@ func (m *Manager) summarise(ctx context.Context, req Request, msgs []llm.Message
 	transcript := Transcript(msgs, p.summarise, int(float64(window)*maxTranscriptShare), est)
 	creq := SummaryRequest(m.cfg, model, transcript)
 	creq.ReqID = "compact_" + req.TaskID
-	if observe != nil && !observe(creq) {
+	if obs.Request != nil && !obs.Request(creq) {
 		return nil, Done{}, context.Canceled
 	}
-	summary, err := m.cfg.Provider.Chat(ctx, creq)
+	resp, err := m.cfg.Provider.Chat(ctx, creq)
+	if obs.Response != nil && (err == nil || resp.RateLimits != nil) {
+		obs.Response(creq, resp)
+	}
 	if err != nil {
 		return nil, Done{}, fmt.Errorf("summary request: %w", err)
 	}
+	summary := resp.Text
 	if strings.TrimSpace(summary) == "" {
 		return nil, Done{}, errors.New("summary request: the model returned an empty summary")
 	}

@@ -273,7 +273,40 @@ func streamChat(ctx context.Context, c *goopenai.Client, wire goopenai.ChatCompl
 // and JSON names, without the fields nothing reads).
 type chatStreamChunk struct {
 	Choices []chatStreamChoice `json:"choices"`
-	Usage   *goopenai.Usage    `json:"usage"`
+	Usage   *chatUsage         `json:"usage"`
+}
+
+// chatUsage is a Chat Completions usage: OpenAI's shape (cached input in
+// prompt_tokens_details, reasoning in completion_tokens_details), and
+// DeepSeek's prompt_cache_hit_tokens where an endpoint reports the cached
+// part only so.
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"`
+}
+
+// chatUsageOf is the SDK's usage (a non-streamed answer) as a chatUsage.
+func chatUsageOf(u goopenai.Usage) *chatUsage {
+	out := &chatUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	if d := u.PromptTokensDetails; d != nil {
+		out.PromptTokensDetails = &struct {
+			CachedTokens int `json:"cached_tokens"`
+		}{d.CachedTokens}
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		out.CompletionTokensDetails = &struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		}{d.ReasoningTokens}
+	}
+	return out
 }
 
 type chatStreamChoice struct {
@@ -310,13 +343,16 @@ func endedEmpty(out *collector, finish string) error {
 	return nil
 }
 
-func usageOfChat(u *goopenai.Usage) *llm.Usage {
+func usageOfChat(u *chatUsage) *llm.Usage {
 	out := &llm.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
 	}
 	if u.PromptTokensDetails != nil {
 		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+	}
+	if out.CachedTokens == 0 {
+		out.CachedTokens = u.PromptCacheHitTokens
 	}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens

@@ -125,7 +125,8 @@ func TestChatNonStreamed(t *testing.T) {
 	p := f.provider(nil)
 	text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-4o-mini", MaxTokens: 20, Messages: []llm.Message{{Role: llm.RoleUser, Content: "name this"}}})
 	require.NoError(t, err)
-	require.Equal(t, "Fix login bug", text)
+	require.Equal(t, "Fix login bug", text.Text)
+	require.Equal(t, &llm.Usage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}, text.Usage)
 	body := f.last("/v1/chat/completions").Body
 	require.True(t, body["stream"] != true, "Chat is not streamed")
 	require.Equal(t, 20.0, body["max_completion_tokens"])
@@ -160,7 +161,8 @@ func TestChatUsesTheStreamAPI(t *testing.T) {
 		p := f.provider(func(o *Options) { o.APIMode = mode })
 		text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "gpt-5", MaxTokens: 20, Messages: []llm.Message{{Role: llm.RoleSystem, Content: "name it"}, {Role: llm.RoleUser, Content: "name this"}}})
 		require.NoError(t, err, mode)
-		require.Equal(t, "Fix login bug", text, mode)
+		require.Equal(t, "Fix login bug", text.Text, mode)
+		require.Equal(t, &llm.Usage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}, text.Usage, mode)
 		body := f.last("/v1/responses").Body
 		require.True(t, body["stream"] != true, "Chat is not streamed")
 		require.Equal(t, 20.0, body["max_output_tokens"])
@@ -177,7 +179,8 @@ func TestChatUsesTheStreamAPI(t *testing.T) {
 	for range 2 {
 		text, err := p.Chat(context.Background(), llm.ChatRequest{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})
 		require.NoError(t, err)
-		require.Equal(t, "A title", text)
+		require.Equal(t, "A title", text.Text)
+		require.Nil(t, text.Usage, "the endpoint sent no usage")
 	}
 	require.Equal(t, 1, g.count("/v1/responses"))
 	require.True(t, p.UsesChat("m"))

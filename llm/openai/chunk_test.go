@@ -40,7 +40,9 @@ func sdkChunk(raw []byte) (chatStreamChunk, error) {
 		return chatStreamChunk{}, err
 	}
 	var c chatStreamChunk
-	c.Usage = r.Usage
+	if r.Usage != nil {
+		c.Usage = chatUsageOf(*r.Usage)
+	}
 	if r.Choices != nil {
 		c.Choices = make([]chatStreamChoice, 0, len(r.Choices))
 	}

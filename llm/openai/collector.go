@@ -21,6 +21,7 @@ type collector struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	usage     *llm.Usage
+	rates     rateSink // the transport notes each response's rate limits
 	calls     []llm.ToolCall
 	finish    string
 }

@@ -129,7 +129,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ch
 	return func(yield func(llm.Chunk, error) bool) {
 		out := &collector{yield: yield}
 		rec := p.newAudit("stream", req.ReqID, req.Model)
-		key, err := p.stream(ctx, req, out, rec)
+		key, err := p.stream(withRateSink(ctx, &out.rates), req, out, rec)
 		var resp *auditResponse
 		if err == nil {
 			resp = &auditResponse{Content: out.content.String(), Reasoning: out.reasoning.String(),
@@ -140,10 +140,14 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Ch
 			return
 		}
 		if err != nil {
+			// A refused request (429) says best when the budget is back.
+			if rl := out.rates.get(); rl != nil && !yield(llm.Chunk{RateLimits: rl}, nil) {
+				return
+			}
 			yield(llm.Chunk{}, err)
 			return
 		}
-		yield(llm.Chunk{ToolCalls: out.calls, Usage: out.usage, FinishReason: out.finish}, nil)
+		yield(llm.Chunk{ToolCalls: out.calls, Usage: out.usage, FinishReason: out.finish, RateLimits: out.rates.get()}, nil)
 	}
 }
 
@@ -290,38 +294,50 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Responses API unless the mode or the per-model cache says chat, falling
 // back to Chat Completions by the same rules (seed §10.1). Transient network
 // errors, 429 and 5xx are retried silently.
-func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	client, key, err := p.prepare(ctx, req.Model, true)
 	if err != nil {
-		return "", err
+		return llm.ChatResponse{}, err
 	}
 	deepseek := p.isDeepSeek(req.Model)
 	rec := p.newAudit("chat", req.ReqID, req.Model)
-	text, err := p.chatOnce(ctx, client, req, deepseek, rec)
+	var rates rateSink
+	resp, err := p.chatOnce(withRateSink(ctx, &rates), client, req, deepseek, rec)
+	resp.RateLimits = rates.get()
 	if err != nil && ctx.Err() == nil {
 		err = classify(err, key)
 	}
 	var ar *auditResponse
 	if err == nil {
-		ar = &auditResponse{Content: text, FinishReason: "stop"}
+		ar = &auditResponse{Content: resp.Text, Usage: resp.Usage, FinishReason: "stop"}
 	}
 	_ = rec.write(p.opts.LogDir, ar, err, key)
-	return text, err
+	if err != nil {
+		return llm.ChatResponse{RateLimits: resp.RateLimits}, err
+	}
+	return resp, nil
 }
 
 // chatOnce picks the API for Chat; errors are returned unclassified.
-func (p *Provider) chatOnce(ctx context.Context, client *goopenai.Client, req llm.ChatRequest, deepseek bool, rec *auditRecord) (string, error) {
+func (p *Provider) chatOnce(ctx context.Context, client *goopenai.Client, req llm.ChatRequest, deepseek bool, rec *auditRecord) (llm.ChatResponse, error) {
 	if !p.UsesChat(req.Model) {
 		wire := responsesRequest(llm.Request{Model: req.Model, Messages: req.Messages, ReasoningEffort: req.ReasoningEffort, MaxTokens: req.MaxTokens}, deepseek)
 		wire.Tools = nil // no tools, not even DeepSeek's web search
 		rec.attempt(ModeResponses, wire)
-		text, err := p.retried(ctx, func(ctx context.Context) (string, error) {
+		out, err := p.retried(ctx, func(ctx context.Context) (llm.ChatResponse, error) {
 			resp, err := client.CreateResponse(ctx, wire)
-			return resp.GetOutputText(), err
+			if err != nil {
+				return llm.ChatResponse{}, err
+			}
+			out := llm.ChatResponse{Text: resp.GetOutputText()}
+			if resp.Usage != nil {
+				out.Usage = usageOfResponse(resp.Usage)
+			}
+			return out, nil
 		})
 		if err == nil || ctx.Err() != nil || p.opts.APIMode == ModeResponses {
 			rec.failed(ModeResponses, err, "")
-			return text, err
+			return out, err
 		}
 		switch fallbackOf(err) {
 		case fallbackAlways:
@@ -331,7 +347,7 @@ func (p *Provider) chatOnce(ctx context.Context, client *goopenai.Client, req ll
 			rec.failed(ModeResponses, err, "incompatible parameters: chat this time")
 		default:
 			rec.failed(ModeResponses, err, "")
-			return "", err
+			return llm.ChatResponse{}, err
 		}
 	}
 	wire := goopenai.ChatCompletionRequest{Model: req.Model, Messages: chatMessages(req.Messages, deepseek)}
@@ -340,38 +356,45 @@ func (p *Provider) chatOnce(ctx context.Context, client *goopenai.Client, req ll
 	}
 	setMaxTokens(&wire, req.MaxTokens, deepseek)
 	rec.attempt(ModeChat, wire)
-	text, err := p.retried(ctx, func(ctx context.Context) (string, error) {
+	out, err := p.retried(ctx, func(ctx context.Context) (llm.ChatResponse, error) {
 		resp, err := client.CreateChatCompletion(ctx, wire)
-		if err != nil || len(resp.Choices) == 0 {
-			return "", err
+		if err != nil {
+			return llm.ChatResponse{}, err
 		}
-		return resp.Choices[0].Message.Content, nil
+		var out llm.ChatResponse
+		if len(resp.Choices) > 0 {
+			out.Text = resp.Choices[0].Message.Content
+		}
+		if resp.Usage != (goopenai.Usage{}) {
+			out.Usage = usageOfChat(chatUsageOf(resp.Usage))
+		}
+		return out, nil
 	})
 	rec.failed(ModeChat, err, "")
-	return text, err
+	return out, err
 }
 
 // retried runs one non-streamed exchange under the watchdog, retrying
 // transient network errors, 429 and 5xx.
-func (p *Provider) retried(ctx context.Context, call func(context.Context) (string, error)) (string, error) {
+func (p *Provider) retried(ctx context.Context, call func(context.Context) (llm.ChatResponse, error)) (llm.ChatResponse, error) {
 	for try := 0; ; try++ {
-		var text string
+		var out llm.ChatResponse
 		err := p.guard(ctx, func(ctx context.Context) error {
 			var err error
-			text, err = call(ctx)
+			out, err = call(ctx)
 			return err
 		})
 		if err == nil {
-			return text, nil
+			return out, nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return llm.ChatResponse{}, ctx.Err()
 		}
 		if !(isNetwork(err) && try < p.opts.NetworkRetryMax) && !(retryableStatus(err) && try < p.opts.MaxRetries) {
-			return "", err
+			return llm.ChatResponse{}, err
 		}
 		if err := sleep(ctx, p.opts.NetworkRetryBase<<try); err != nil {
-			return "", err
+			return llm.ChatResponse{}, err
 		}
 	}
 }

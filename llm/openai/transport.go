@@ -75,6 +75,36 @@ func (w *watchdog) stop() {
 
 type watchdogKey struct{}
 
+type rateSinkKey struct{}
+
+// rateSink keeps the rate limits of the latest response of one Stream or
+// Chat call (retries and fallbacks included): the transport notes them.
+type rateSink struct {
+	mu     sync.Mutex // guards limits
+	limits *llm.RateLimits
+}
+
+func withRateSink(ctx context.Context, s *rateSink) context.Context {
+	return context.WithValue(ctx, rateSinkKey{}, s)
+}
+
+// note keeps rl unless it is nil (a response without the headers keeps
+// the previous ones).
+func (s *rateSink) note(rl *llm.RateLimits) {
+	if rl == nil {
+		return
+	}
+	s.mu.Lock()
+	s.limits = rl
+	s.mu.Unlock()
+}
+
+func (s *rateSink) get() *llm.RateLimits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limits
+}
+
 // transport adds the configured headers and feeds the watchdog of the
 // request's context, if any.
 type transport struct {
@@ -103,6 +133,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return resp, err
+	}
+	if s, ok := req.Context().Value(rateSinkKey{}).(*rateSink); ok {
+		s.note(llm.ParseRateLimits(resp.Header, time.Now()))
 	}
 	if w, ok := req.Context().Value(watchdogKey{}).(*watchdog); ok {
 		w.head()

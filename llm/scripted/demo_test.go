@@ -122,7 +122,7 @@ func TestDemoSpeaksEachLanguage(t *testing.T) {
 		}
 		name, err := DemoIn(lang).Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "name it"}, {Role: llm.RoleUser, Content: "fix the build"}}})
 		require.NoError(t, err)
-		require.Equal(t, fmt.Sprintf(tx.name, "Fix the build"), name)
+		require.Equal(t, fmt.Sprintf(tx.name, "Fix the build"), name.Text)
 		require.True(t, DemoIn(lang).NamesSessions())
 	}
 	require.Contains(t, demoAnswer(msgs, demoTexts["ja"]).Text, "デモはここまでです")

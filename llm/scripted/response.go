@@ -27,6 +27,9 @@ type Response struct {
 	// Usage is reported on the final chunk; when nil it is estimated from
 	// the request and the text (about four characters a token).
 	Usage *llm.Usage `json:"usage,omitempty"`
+	// RateLimits, when set, come with the final chunk (or just before Err),
+	// as a provider reads them from x-ratelimit-* headers.
+	RateLimits *llm.RateLimits `json:"rateLimits,omitempty"`
 	// Err, when set, ends the stream with an *llm.Error of ErrKind (one of
 	// llm.Kind's names: auth, rate_limit, server, network, context_overflow,
 	// bad_request, config, unsupported; empty = unknown). JSON also accepts

@@ -158,10 +158,13 @@ func (p *Provider) play(ctx context.Context, req llm.Request, r Response, yield 
 	}
 	if r.Err != "" {
 		kind, _ := kindOf(r.ErrKind)
+		if r.RateLimits != nil && !yield(llm.Chunk{RateLimits: r.RateLimits}, nil) {
+			return
+		}
 		yield(llm.Chunk{}, &llm.Error{Kind: kind, Msg: r.Err})
 		return
 	}
-	final := llm.Chunk{ToolCalls: r.ToolCalls, Usage: r.Usage, FinishReason: r.FinishReason}
+	final := llm.Chunk{ToolCalls: r.ToolCalls, Usage: r.Usage, FinishReason: r.FinishReason, RateLimits: r.RateLimits}
 	if final.FinishReason == "" {
 		final.FinishReason = "stop"
 		if len(r.ToolCalls) > 0 {
@@ -207,11 +210,23 @@ func estimate(req llm.Request, r Response) *llm.Usage {
 }
 
 // Chat implements llm.Provider: the next scripted chat answer, or a short
-// title made from the first user message.
-func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error) {
+// title made from the first user message, with its usage estimated at about
+// four characters a token.
+func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (llm.ChatResponse, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return llm.ChatResponse{}, err
 	}
+	text := p.chatText(req)
+	in := 0
+	for _, m := range req.Messages {
+		in += len(m.Content)
+	}
+	u := &llm.Usage{PromptTokens: (in + 3) / 4, CompletionTokens: (len(text) + 3) / 4}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return llm.ChatResponse{Text: text, Usage: u}, nil
+}
+
+func (p *Provider) chatText(req llm.ChatRequest) string {
 	req.Messages = slices.Clone(req.Messages)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -219,19 +234,19 @@ func (p *Provider) Chat(ctx context.Context, req llm.ChatRequest) (string, error
 	if len(p.chat) > 0 {
 		s := p.chat[0]
 		p.chat = p.chat[1:]
-		return s, nil
+		return s
 	}
 	if p.names != nil {
 		title := titleOf(req.Messages)
 		if title == "" {
-			return p.names.newSession, nil
+			return p.names.newSession
 		}
-		return fmt.Sprintf(p.names.name, title), nil
+		return fmt.Sprintf(p.names.name, title)
 	}
 	if title := titleOf(req.Messages); title != "" {
-		return title, nil
+		return title
 	}
-	return "New session", nil
+	return "New session"
 }
 
 // NamesSessions reports whether the sidecar should name sessions with this

@@ -139,7 +139,8 @@ func TestChatQueueAndTitles(t *testing.T) {
 	p.AppendChat("Scripted title")
 	title, err := p.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleUser, Content: "ignored"}}})
 	require.Equal(t, nil, err)
-	require.Equal(t, "Scripted title", title)
+	require.Equal(t, "Scripted title", title.Text)
+	require.Equal(t, &llm.Usage{PromptTokens: 2, CompletionTokens: 4, TotalTokens: 6}, title.Usage, "estimated: four characters a token")
 	for _, tc := range []struct{ in, want string }{
 		{"fix the login bug in auth.go, please! it crashes on empty passwords", "Fix the login bug in auth.go"},
 		{"\n\n  über alles  \nsecond line", "Über alles"},
@@ -147,7 +148,7 @@ func TestChatQueueAndTitles(t *testing.T) {
 	} {
 		got, err := p.Chat(context.Background(), llm.ChatRequest{Messages: []llm.Message{{Role: llm.RoleSystem, Content: "sys"}, {Role: llm.RoleUser, Content: tc.in}}})
 		require.Equal(t, nil, err)
-		require.Equal(t, tc.want, got, tc.in)
+		require.Equal(t, tc.want, got.Text, tc.in)
 	}
 	require.Equal(t, 4, len(p.ChatRequests()))
 }
@@ -175,7 +176,7 @@ func TestLoadScriptFile(t *testing.T) {
 	require.Equal(t, llm.KindRateLimit, llm.KindOf(playAll(context.Background(), p, user("go")).err))
 	require.Equal(t, llm.KindAuth, llm.KindOf(playAll(context.Background(), p, user("go")).err))
 	title, _ := p.Chat(context.Background(), llm.ChatRequest{})
-	require.Equal(t, "Title from script", title)
+	require.Equal(t, "Title from script", title.Text)
 
 	for _, bad := range []string{
 		`{"responses":[{"txt":"typo"}]}`,

@@ -89,9 +89,9 @@ func TestClientMode(t *testing.T) {
 		{"a new member in the event envelope", "", `{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","seq":1,"type":"turn_end","data":{"taskId":"t","status":"completed","iterations":1,"produced_files":[]},"time":"2026-12-01T10:00:00Z","origin":"acp"}}`},
 		{"a new member in a notification", "", `{"jsonrpc":"2.0","method":"terminal.exit","params":{"terminalId":"term_1","exitCode":0,"signal":"TERM"}}`},
 		{"a new member in error.data", "turn.start", `{"jsonrpc":"2.0","id":3,"error":{"code":-32003,"message":"m","data":{"kind":"busy","retryAfterMs":5}}}`},
-		{"a new event type", "", ev("rate_limits", `{"requests":{"limit":10}}`)},
+		{"a new event type", "", ev("future_event", `{"requests":{"limit":10}}`)},
 		{"a new request kind", "session.subscribe", pending("elicitation", `{"server":"s","message":"m"}`)},
-		{"a new feature and event type in capabilities", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"server":{"name":"zqagent-sidecar","version":"9","build":"x"},"protocolVersion":1,"capabilities":{"methods":["future.method"],"eventTypes":["turn_start","rate_limits"],"features":["vcs","mcpOAuth"],"protocolVersions":{"min":1,"max":1,"x":0},"maxFrameBytes":1,"maxBatch":1,"provider":"demo","languages":["en"],"defaultLang":"en"}}}`},
+		{"a new feature and event type in capabilities", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"server":{"name":"zqagent-sidecar","version":"9","build":"x"},"protocolVersion":1,"capabilities":{"methods":["future.method"],"eventTypes":["turn_start","future_event"],"features":["vcs","mcpOAuth"],"protocolVersions":{"min":1,"max":1,"x":0},"maxFrameBytes":1,"maxBatch":1,"provider":"demo","languages":["en"],"defaultLang":"en"}}}`},
 		{"a new error kind", "turn.start", `{"jsonrpc":"2.0","id":3,"error":{"code":-32003,"message":"m","data":{"kind":"rate_limited"}}}`},
 		{"a new notification", "", `{"jsonrpc":"2.0","method":"session.presence","params":{"sessionId":"s","clients":[]}}`},
 	} {
@@ -106,7 +106,7 @@ func TestClientMode(t *testing.T) {
 		{"a closed enum's unknown value", "", ev("turn_end", `{"taskId":"t","status":"done","iterations":1,"produced_files":[]}`)},
 		{"a known request kind with another kind's data", "session.subscribe", pending("question", perm)},
 		{"an event type that is not a string", "", ev(`"+1+"`, `{}`)},
-		{"event data that is not an object", "", ev("rate_limits", `[]`)},
+		{"event data that is not an object", "", ev("future_event", `[]`)},
 		{"a new member in the JSON-RPC envelope", "turn.start", `{"jsonrpc":"2.0","id":3,"result":{"turnId":"t","queued":0},"x":1}`},
 		{"a notification without params", "", `{"jsonrpc":"2.0","method":"session.presence"}`},
 	} {

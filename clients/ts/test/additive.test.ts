@@ -28,11 +28,11 @@ function newer(d: string): string {
   const m = JSON.parse(d) as Record<string, any>;
   for (const k of ["result", "params", "error"]) if (m[k] !== undefined) m[k] = withFuture(m[k]);
   // A new event type (the sidecar's iteration_end events stand in for it).
-  if (m.method === "session.event" && m.params.type === "iteration_end") m.params.type = "rate_limits";
+  if (m.method === "session.event" && m.params.type === "iteration_end") m.params.type = "future_event";
   const caps = m.result?.capabilities;
   if (caps) {
     caps.features.push("mcpOAuth");
-    caps.eventTypes.push("rate_limits");
+    caps.eventTypes.push("future_event");
   }
   // A new request kind, in session.get's list.
   for (const p of m.result?.pendingRequests ?? []) if (m.result.session) p.kind = "elicitation";
@@ -79,7 +79,7 @@ test("additive: this build's frames with new members, an unknown event type, req
   // The new event type arrives as "unknown", in seq order, data as sent.
   const unknown = col.events.filter((e): e is Extract<SessionEvent, { type: "unknown" }> => e.type === "unknown");
   assert.ok(unknown.length >= 1, col.events.map((e) => e.type).join(" "));
-  assert.equal(unknown[0]!.eventType, "rate_limits");
+  assert.equal(unknown[0]!.eventType, "future_event");
   assert.equal(unknown[0]!.data.zqFuture, "x");
   assert.equal(typeof unknown[0]!.data.taskId, "string", "the data is as sent");
   assert.deepEqual(col.seqs(), col.events.map((_, i) => i + 1), "every event once, in order");
@@ -108,7 +108,7 @@ test("additive: the validator takes a newer sidecar's additions and still report
   const ok = (frame: unknown, kind: "response" | "notification", method: string) => assert.deepEqual(v(frame, { kind, method }), [], JSON.stringify(frame));
   const bad = (frame: unknown, kind: "response" | "notification", method: string) => assert.notDeepEqual(v(frame, { kind, method }), [], JSON.stringify(frame));
   ok(ev("turn_end", { ...turnEnd, cost: { usd: 0.1 } }, { origin: "acp" }), "notification", "session.event");
-  ok(ev("rate_limits", { requests: { limit: 10 } }), "notification", "session.event");
+  ok(ev("future_event", { requests: { limit: 10 } }), "notification", "session.event");
   ok({ jsonrpc: "2.0", id: 1, result: { turnId: "t", queued: 0, x: 1 } }, "response", "turn.start");
   ok({ jsonrpc: "2.0", id: 1, error: { code: -32003, message: "m", data: { kind: "rate_limited", retryAfterMs: 5 } } }, "response", "turn.start");
   ok({ jsonrpc: "2.0", method: "session.presence", params: { sessionId: "s" } }, "notification", "session.presence");
@@ -116,6 +116,6 @@ test("additive: the validator takes a newer sidecar's additions and still report
   // member, an unknown value of a closed enum, data that is not an object.
   bad(ev("turn_end", { taskId: "t", text: "hi", reqId: "r" }), "notification", "session.event");
   bad(ev("turn_end", { ...turnEnd, status: "done" }), "notification", "session.event");
-  bad(ev("rate_limits", []), "notification", "session.event");
+  bad(ev("future_event", []), "notification", "session.event");
   bad({ jsonrpc: "2.0", id: 1, result: { turnId: "t" } }, "response", "turn.start");
 });

@@ -67,7 +67,9 @@ export type EventType =
   | "directory_requested"
   | "llm_retry"
   | "session_named"
-  | "turn_suspended";
+  | "turn_suspended"
+  | "usage"
+  | "rate_limits";
 /**
  * Feature names an optional feature a shell may adapt to.
  */
@@ -233,6 +235,16 @@ export type KnownSessionEvent1 =
   | {
       type: "turn_suspended";
       data: TurnSuspendedData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "usage";
+      data: UsageData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "rate_limits";
+      data: RateLimitsData;
       [k: string]: unknown;
     };
 /**
@@ -493,6 +505,17 @@ export interface CompactingData {
   thresholdPct: number;
   thresholdTokens: number;
   outboundMessages: number;
+}
+/**
+ * ContextFill is how full the model's context window is: the count compaction compares with its thresholds (the response's input plus its output, which the next request sends again).
+ */
+export interface ContextFill {
+  tokens: number;
+  window: number;
+  /**
+   * Percent is Tokens of Window, 0–100 (one decimal).
+   */
+  percent: number;
 }
 /**
  * DeletedResult is the result of session.delete and providers.delete.
@@ -1079,6 +1102,18 @@ export interface ToolCall {
   arguments: string;
 }
 /**
+ * ModelPrice is a model's price in USD per 1M tokens (0 to 10,000 each).
+ */
+export interface ModelPrice {
+  input: number;
+  /**
+   * CachedInput prices the cached part of the input; absent: the same as
+   * Input (no discount).
+   */
+  cachedInput?: number;
+  output: number;
+}
+/**
  * ModelsListParams are the params of models.list.
  */
 export interface ModelsListParams {
@@ -1308,6 +1343,13 @@ export interface Provider {
   keySource: string;
   retry: RetrySettings;
   /**
+   * Prices are the profile's own prices per model id; they replace the
+   * default table's for its sessions (absent when none).
+   */
+  prices?: {
+    [k: string]: ModelPrice;
+  };
+  /**
    * Implicit is true for the openai profile while none is stored.
    */
   implicit: boolean;
@@ -1359,6 +1401,13 @@ export interface ProvidersSetParams {
   proxy?: string;
   contextWindow?: number;
   retry?: RetrySettings;
+  /**
+   * Prices replace the profile's prices per model id as a whole ({}
+   * clears them).
+   */
+  prices?: {
+    [k: string]: ModelPrice;
+  };
 }
 /**
  * QuestionResponse answers an ask_user_question request.
@@ -1376,6 +1425,27 @@ export interface QueueSteeringData {
   taskId: string;
   text: string;
   attachments?: AttachmentRef[];
+}
+/**
+ * RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*).
+ */
+export interface RateLimitWindow {
+  limit?: number;
+  remaining?: number;
+  /**
+   * ResetAt is when the budget is whole again (RFC 3339, UTC).
+   */
+  resetAt?: string;
+}
+/**
+ * RateLimitsData: the endpoint's budgets after a model response (rate_limits), when it sent x-ratelimit-* headers.
+ */
+export interface RateLimitsData {
+  taskId: string;
+  reqId: string;
+  model: string;
+  requests?: RateLimitWindow;
+  tokens?: RateLimitWindow;
 }
 /**
  * ReadyLine is the one line the sidecar prints on stdout when it accepts connections: connect to URL with Token.
@@ -1547,6 +1617,7 @@ export interface Session {
   updatedAt: string;
   settings: SessionSettings;
   sandbox: SandboxInfo;
+  usage?: SessionUsage;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1563,6 +1634,30 @@ export interface SessionSettings {
    * languages were stored (they follow the default).
    */
   lang?: string;
+}
+/**
+ * SessionUsage is a session's accounting: every model request it made (turns, summaries, subagents, titles), as its last usage event says.
+ */
+export interface SessionUsage {
+  tokens: TokenCounts;
+  /**
+   * Requests counts the model requests with usage.
+   */
+  requests: number;
+  /**
+   * Cost in USD is null once the session counted a response whose model
+   * has no price.
+   */
+  cost: number | null;
+}
+/**
+ * TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning.
+ */
+export interface TokenCounts {
+  input: number;
+  cachedInput: number;
+  output: number;
+  reasoning: number;
 }
 /**
  * SessionCreateParams are the params of session.create.
@@ -2082,6 +2177,55 @@ export interface UnsubscribeResult {
   unsubscribed: boolean;
 }
 /**
+ * UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens).
+ */
+export interface UsageCost {
+  response: number;
+  /**
+   * Turn is null once the turn counted a response whose model has no
+   * price, and outside a turn (a title).
+   */
+  turn: number | null;
+  /**
+   * Session is null once the session counted a response whose model has
+   * no price.
+   */
+  session: number | null;
+}
+/**
+ * UsageData: one model response's usage, with its turn's and session's totals (usage).
+ */
+export interface UsageData {
+  /**
+   * TaskID is the turn ("" for the request that named the session).
+   */
+  taskId: string;
+  reqId: string;
+  model: string;
+  /**
+   * Source is turn, summary, subagent or title.
+   */
+  source: string;
+  /**
+   * Requests counts the session's model requests with usage so far, this
+   * one included: of two usage events the one with more is the later
+   * (a title's may be recorded after a turn's it preceded).
+   */
+  requests: number;
+  /**
+   * ParentReqID is the explore call a subagent's response belongs to.
+   */
+  parentReqId?: string;
+  response: TokenCounts;
+  turn?: TokenCounts;
+  session: TokenCounts;
+  context?: ContextFill;
+  /**
+   * Cost is null when the model's price is unknown: never a guess.
+   */
+  cost: UsageCost | null;
+}
+/**
  * VCSDiffParams are the params of vcs.diff.
  */
 export interface VCSDiffParams {
@@ -2440,6 +2584,7 @@ export interface SchemaEventData {
   permission_required: PermissionRequiredData;
   plan_proposed: PlanProposedData;
   queue_steering: QueueSteeringData;
+  rate_limits: RateLimitsData;
   reasoning_delta: DeltaData;
   session_named: SessionNamedData;
   tool_finished: ToolFinishedData;
@@ -2448,6 +2593,7 @@ export interface SchemaEventData {
   turn_end: TurnEndData;
   turn_start: TurnStartData;
   turn_suspended: TurnSuspendedData;
+  usage: UsageData;
 }
 
 /**
@@ -2495,7 +2641,7 @@ export interface UnknownPendingRequest {
 export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
 
 /** The event types this package knows (schema.json `$defs.EventType`). */
-export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended"] as const;
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits"] as const;
 
 /** The request kinds this package knows (schema.json `$defs.RequestKind`). */
 export const schemaRequestKinds = ["approval","question","plan","directory"] as const;

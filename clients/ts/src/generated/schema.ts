@@ -614,6 +614,9 @@ export const protocolSchema: Record<string, unknown> = {
   "queue_steering": {
    "$ref": "#/$defs/QueueSteeringData"
   },
+  "rate_limits": {
+   "$ref": "#/$defs/RateLimitsData"
+  },
   "reasoning_delta": {
    "$ref": "#/$defs/DeltaData"
   },
@@ -637,6 +640,9 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "turn_suspended": {
    "$ref": "#/$defs/TurnSuspendedData"
+  },
+  "usage": {
+   "$ref": "#/$defs/UsageData"
   }
  },
  "errorCodes": {
@@ -1135,6 +1141,27 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "CompactingData: a compaction starts."
   },
+  "ContextFill": {
+   "properties": {
+    "tokens": {
+     "type": "integer"
+    },
+    "window": {
+     "type": "integer"
+    },
+    "percent": {
+     "type": "number",
+     "description": "Percent is Tokens of Window, 0–100 (one decimal)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "tokens",
+    "window",
+    "percent"
+   ],
+   "description": "ContextFill is how full the model's context window is: the count compaction compares with its thresholds (the response's input plus its output, which the next request sends again)."
+  },
   "DeletedResult": {
    "properties": {
     "deleted": {
@@ -1444,7 +1471,9 @@ export const protocolSchema: Record<string, unknown> = {
     "directory_requested",
     "llm_retry",
     "session_named",
-    "turn_suspended"
+    "turn_suspended",
+    "usage",
+    "rate_limits"
    ],
    "description": "EventType names a session event (session.event's type)."
   },
@@ -2349,6 +2378,32 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "Mode is a session's permission mode."
   },
+  "ModelPrice": {
+   "properties": {
+    "input": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0
+    },
+    "cachedInput": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0,
+     "description": "CachedInput prices the cached part of the input; absent: the same as\nInput (no discount)."
+    },
+    "output": {
+     "type": "number",
+     "maximum": 10000,
+     "minimum": 0
+    }
+   },
+   "type": "object",
+   "required": [
+    "input",
+    "output"
+   ],
+   "description": "ModelPrice is a model's price in USD per 1M tokens (0 to 10,000 each)."
+  },
   "ModelsListParams": {
    "properties": {
     "provider": {
@@ -2907,6 +2962,13 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/RetrySettings",
      "description": "Retry is the profile's retry and timeout overrides ({} when none)."
     },
+    "prices": {
+     "additionalProperties": {
+      "$ref": "#/$defs/ModelPrice"
+     },
+     "type": "object",
+     "description": "Prices are the profile's own prices per model id; they replace the\ndefault table's for its sessions (absent when none)."
+    },
     "implicit": {
      "type": "boolean",
      "description": "Implicit is true for the openai profile while none is stored."
@@ -2973,6 +3035,14 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/RetrySettings",
      "description": "Retry replaces the profile's retry overrides as a whole ({} clears\nthem).",
      "unevaluatedProperties": false
+    },
+    "prices": {
+     "additionalProperties": {
+      "$ref": "#/$defs/ModelPrice",
+      "unevaluatedProperties": false
+     },
+     "type": "object",
+     "description": "Prices replace the profile's prices per model id as a whole ({}\nclears them)."
     }
    },
    "additionalProperties": false,
@@ -3017,6 +3087,48 @@ export const protocolSchema: Record<string, unknown> = {
     "text"
    ],
    "description": "QueueSteeringData: steering text was injected."
+  },
+  "RateLimitWindow": {
+   "properties": {
+    "limit": {
+     "type": "integer"
+    },
+    "remaining": {
+     "type": "integer"
+    },
+    "resetAt": {
+     "type": "string",
+     "description": "ResetAt is when the budget is whole again (RFC 3339, UTC)."
+    }
+   },
+   "type": "object",
+   "description": "RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*)."
+  },
+  "RateLimitsData": {
+   "properties": {
+    "taskId": {
+     "type": "string"
+    },
+    "reqId": {
+     "type": "string"
+    },
+    "model": {
+     "type": "string"
+    },
+    "requests": {
+     "$ref": "#/$defs/RateLimitWindow"
+    },
+    "tokens": {
+     "$ref": "#/$defs/RateLimitWindow"
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "reqId",
+    "model"
+   ],
+   "description": "RateLimitsData: the endpoint's budgets after a model response (rate_limits), when it sent x-ratelimit-* headers."
   },
   "ReadyLine": {
    "properties": {
@@ -3395,6 +3507,10 @@ export const protocolSchema: Record<string, unknown> = {
     "sandbox": {
      "$ref": "#/$defs/SandboxInfo",
      "description": "Sandbox is the OS sandbox as it really is on this machine."
+    },
+    "usage": {
+     "$ref": "#/$defs/SessionUsage",
+     "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
     }
    },
    "type": "object",
@@ -3831,6 +3947,34 @@ export const protocolSchema: Record<string, unknown> = {
     {
      "properties": {
       "type": {
+       "const": "usage"
+      },
+      "data": {
+       "$ref": "#/$defs/UsageData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "rate_limits"
+      },
+      "data": {
+       "$ref": "#/$defs/RateLimitsData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
        "not": {
         "$ref": "#/$defs/EventType"
        }
@@ -4207,6 +4351,35 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "SessionSubscribeResult is the result of session.subscribe."
   },
+  "SessionUsage": {
+   "properties": {
+    "tokens": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "requests": {
+     "type": "integer",
+     "description": "Requests counts the model requests with usage."
+    },
+    "cost": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Cost in USD is null once the session counted a response whose model\nhas no price."
+    }
+   },
+   "type": "object",
+   "required": [
+    "tokens",
+    "requests",
+    "cost"
+   ],
+   "description": "SessionUsage is a session's accounting: every model request it made (turns, summaries, subagents, titles), as its last usage event says."
+  },
   "ShellPolicy": {
    "type": "string",
    "enum": [
@@ -4531,6 +4704,30 @@ export const protocolSchema: Record<string, unknown> = {
     "kind"
    ],
    "description": "TextWarning flags a card text field holding control characters, ANSI escapes, bidi or invisible characters, or blanks that are not spaces."
+  },
+  "TokenCounts": {
+   "properties": {
+    "input": {
+     "type": "integer"
+    },
+    "cachedInput": {
+     "type": "integer"
+    },
+    "output": {
+     "type": "integer"
+    },
+    "reasoning": {
+     "type": "integer"
+    }
+   },
+   "type": "object",
+   "required": [
+    "input",
+    "cachedInput",
+    "output",
+    "reasoning"
+   ],
+   "description": "TokenCounts are token counts as the providers count them: Input includes CachedInput, Output includes Reasoning."
   },
   "ToolCall": {
    "properties": {
@@ -4895,6 +5092,105 @@ export const protocolSchema: Record<string, unknown> = {
     "total_tokens"
    ],
    "description": "Usage is a model response's token usage."
+  },
+  "UsageCost": {
+   "properties": {
+    "response": {
+     "type": "number"
+    },
+    "turn": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Turn is null once the turn counted a response whose model has no\nprice, and outside a turn (a title)."
+    },
+    "session": {
+     "anyOf": [
+      {
+       "type": "number"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Session is null once the session counted a response whose model has\nno price."
+    }
+   },
+   "type": "object",
+   "required": [
+    "response",
+    "turn",
+    "session"
+   ],
+   "description": "UsageCost is what a response, its turn and its session cost in USD, from the model's price (per 1M input, cached input and output tokens)."
+  },
+  "UsageData": {
+   "properties": {
+    "taskId": {
+     "type": "string",
+     "description": "TaskID is the turn (\"\" for the request that named the session)."
+    },
+    "reqId": {
+     "type": "string"
+    },
+    "model": {
+     "type": "string"
+    },
+    "source": {
+     "type": "string",
+     "description": "Source is turn, summary, subagent or title."
+    },
+    "requests": {
+     "type": "integer",
+     "description": "Requests counts the session's model requests with usage so far, this\none included: of two usage events the one with more is the later\n(a title's may be recorded after a turn's it preceded)."
+    },
+    "parentReqId": {
+     "type": "string",
+     "description": "ParentReqID is the explore call a subagent's response belongs to."
+    },
+    "response": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "turn": {
+     "$ref": "#/$defs/TokenCounts",
+     "description": "Turn is the turn's total so far, subagents and summaries included\n(absent outside a turn)."
+    },
+    "session": {
+     "$ref": "#/$defs/TokenCounts"
+    },
+    "context": {
+     "$ref": "#/$defs/ContextFill",
+     "description": "Context is the session's context fill after this response (absent\nwhen the model's window is unknown)."
+    },
+    "cost": {
+     "anyOf": [
+      {
+       "$ref": "#/$defs/UsageCost"
+      },
+      {
+       "type": "null"
+      }
+     ],
+     "description": "Cost is null when the model's price is unknown: never a guess."
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "reqId",
+    "model",
+    "source",
+    "requests",
+    "response",
+    "session",
+    "cost"
+   ],
+   "description": "UsageData: one model response's usage, with its turn's and session's totals (usage)."
   },
   "VCSDiffParams": {
    "properties": {

@@ -88,6 +88,7 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 			return nil, fmt.Errorf("approval timeout: %w", err)
 		}
 		h.s.log.Info("approval timed out", "session", h.id, "request", requestID, "timeout", timeout)
+		h.recordResolved(p.TurnID, requestID, p.Kind, protocol.OutcomeTimeout)
 		return p.Response, nil
 	}
 }
@@ -194,4 +195,53 @@ func (x interactor) RequestDirectory(ctx context.Context, callID string, d tools
 		h.mu.Unlock()
 	}
 	return ans, nil
+}
+
+// resolvedOutcome is the request_resolved outcome of an answer of a request
+// of kind (a store kind).
+func resolvedOutcome(kind string, resp json.RawMessage) string {
+	switch kind {
+	case store.KindApproval:
+		var r protocol.ApprovalResponse
+		if json.Unmarshal(resp, &r) == nil && r.Outcome != "" && r.Outcome != string(permission.OutcomeDeny) {
+			return protocol.OutcomeApproved
+		}
+		return protocol.OutcomeDenied
+	case store.KindPlan:
+		var r protocol.PlanResponse
+		if json.Unmarshal(resp, &r) == nil && r.Approved {
+			return protocol.OutcomeApproved
+		}
+		return protocol.OutcomeDenied
+	case store.KindDirectory:
+		var r protocol.DirectoryResponse
+		if json.Unmarshal(resp, &r) == nil && r.Granted {
+			return protocol.OutcomeGranted
+		}
+		return protocol.OutcomeRefused
+	}
+	return protocol.OutcomeAnswered
+}
+
+// resolvedEvent is the request_resolved event of a request of turnID.
+func resolvedEvent(turnID, requestID, kind, outcome string) engine.Event {
+	d := protocol.RequestResolvedData{RequestID: requestID, Kind: kind, Outcome: outcome}
+	d.TaskID = turnID
+	return engine.Event{Type: protocol.EventRequestResolved, Data: d}
+}
+
+// closedResolved is store.EventInput.Resolved for requests a turn_end
+// closes.
+func closedResolved(requestID, kind string) (string, json.RawMessage) {
+	b, _ := json.Marshal(protocol.RequestResolvedData{RequestID: requestID, Kind: kind, Outcome: protocol.OutcomeTurnEnded}) // strings only
+	return string(protocol.EventRequestResolved), b
+}
+
+// recordResolved records the request_resolved event of a request this
+// process answered or closed; it goes to every subscriber and stays in the
+// log (a window that reconnects closes its card too).
+func (h *Session) recordResolved(turnID, requestID, kind, outcome string) {
+	if err := h.recordEvent(resolvedEvent(turnID, requestID, kind, outcome), turnID, false); err != nil {
+		h.s.log.Warn("record request_resolved", "session", h.id, "request", requestID, "err", err)
+	}
 }

@@ -55,7 +55,8 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 //     it may have run);
 //   - a turn_end other than interrupted closes the turn's unanswered
 //     requests (an interrupted turn's stay answerable until the host closes
-//     them; turn.resume continues it);
+//     them; turn.resume continues it), each with a request_resolved
+//     {outcome: turn_ended} recorded before the turn_end;
 //   - session_named names the session (never over the user's title);
 //   - usage sets the session's usage totals to the event's (its session
 //     tokens and cost), unless a later usage event (more requests) is
@@ -85,6 +86,7 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 	case ev.Type == protocol.EventTurnEnd:
 		in.Dequeue, checkpoint = true, true
 		in.ClosePending = readFacts(data).Status != protocol.TurnInterrupted
+		in.Resolved = closedResolved
 	case ev.Type == protocol.EventSessionNamed:
 		if f := readFacts(data); f.Name != "" {
 			in.Title = &store.Title{Name: f.Name, Source: f.Source}

@@ -27,6 +27,9 @@ func (b *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	if _, err := st.AnswerRequest(ctx, p.SessionID, p.RequestID, p.Response, ""); err != nil {
 		return protocol.RequestRespondResult{}, err
 	}
+	// Recorded before the turn continues, so it precedes what the answer
+	// causes.
+	h.recordResolved(req.TurnID, p.RequestID, req.Kind, resolvedOutcome(req.Kind, p.Response))
 	if h.Deliver(p.RequestID, req.ToolCallID, p.Response) {
 		return protocol.RequestRespondResult{Answered: true}, nil
 	}

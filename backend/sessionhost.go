@@ -379,8 +379,31 @@ func (h *Session) runTurn(ctx context.Context, job Job) {
 		// with the process keeps them: see turn.resume.)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if _, err := h.s.opts.Store.CloseRequests(cctx, h.id, "the turn was interrupted"); err != nil {
-			h.s.log.Warn("close requests of interrupted turn", "session", h.id, "err", err)
+		h.closeRequests(cctx, "the turn was interrupted")
+	}
+}
+
+// closeRequests closes the session's open requests and records their
+// request_resolved {outcome: turn_ended}.
+func (h *Session) closeRequests(ctx context.Context, note string) {
+	st := h.s.opts.Store
+	pend, err := st.PendingRequests(ctx, h.id)
+	if err != nil {
+		h.s.log.Warn("close requests", "session", h.id, "err", err)
+		return
+	}
+	ids, err := st.CloseRequests(ctx, h.id, note)
+	if err != nil {
+		h.s.log.Warn("close requests", "session", h.id, "err", err)
+		return
+	}
+	closed := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		closed[id] = true
+	}
+	for _, p := range pend {
+		if closed[p.RequestID] {
+			h.recordResolved(p.TurnID, p.RequestID, p.Kind, protocol.OutcomeTurnEnded)
 		}
 	}
 }
@@ -653,6 +676,9 @@ func (h *Session) recordEvent(ev engine.Event, turnID string, closePending bool)
 	}
 	in.TurnID = turnID
 	in.ClosePending = closePending
+	if closePending {
+		in.Resolved = closedResolved
+	}
 	h.deltas.cut()
 	h.enqueueMoving(ev, in)
 	return nil

@@ -27,6 +27,7 @@ const (
 	EventLLMRetry           EventType = "llm_retry"
 	EventSessionNamed       EventType = "session_named"
 	EventTurnSuspended      EventType = "turn_suspended"
+	EventRequestResolved    EventType = "request_resolved"
 )
 
 // EventTypes lists every event type, in the order of Events.
@@ -260,6 +261,39 @@ type TurnSuspendedData struct {
 	PendingRequests []string `json:"pendingRequests"`
 }
 
+// The outcomes of a request_resolved event.
+const (
+	// An approval answered allow (once, always for the tool or the
+	// command) or a plan approved.
+	OutcomeApproved = "approved"
+	// An approval answered deny, or a plan rejected.
+	OutcomeDenied = "denied"
+	// A question answered.
+	OutcomeAnswered = "answered"
+	// A directory request granted or refused.
+	OutcomeGranted = "granted"
+	OutcomeRefused = "refused"
+	// An approval not answered within the session's approval timeout (it
+	// was denied).
+	OutcomeTimeout = "timeout"
+	// The request's turn ended (interrupted, failed, closed) before an
+	// answer; it can no longer be answered.
+	OutcomeTurnEnded = "turn_ended"
+)
+
+// RequestResolvedData: a request (permission_required, ask_user_question,
+// plan_proposed, directory_requested) is no longer open, whoever or
+// whatever closed it; a shell closes its card. Recorded once per request.
+type RequestResolvedData struct {
+	TaskID    string `json:"taskId"`
+	RequestID string `json:"requestId"`
+	// Kind is the request's kind (approval, question, plan, directory).
+	Kind string `json:"kind" enum:"RequestKind"`
+	// Outcome is one of approved, denied, answered, granted, refused,
+	// timeout, turn_ended.
+	Outcome string `json:"outcome"`
+}
+
 // EventErrorData is the data of an error event: the engine or the model
 // failed. (ErrorData is a JSON-RPC error's data.)
 type EventErrorData struct {
@@ -408,6 +442,7 @@ func (d ToolFinishedData) EventTaskID() string       { return d.TaskID }
 func (d IterationEndData) EventTaskID() string       { return d.TaskID }
 func (d TurnEndData) EventTaskID() string            { return d.TaskID }
 func (d TurnSuspendedData) EventTaskID() string      { return d.TaskID }
+func (d RequestResolvedData) EventTaskID() string    { return d.TaskID }
 func (d EventErrorData) EventTaskID() string         { return d.TaskID }
 func (d InterruptedData) EventTaskID() string        { return d.TaskID }
 func (d CompactingData) EventTaskID() string         { return d.TaskID }

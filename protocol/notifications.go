@@ -32,6 +32,14 @@ type SessionDropped struct {
 	Reason string `json:"reason"`
 }
 
+// SessionPresence is the params of a session.presence notification: a
+// connection subscribed to the session or left it (unsubscribed, closed).
+// Clients is the whole list after the change.
+type SessionPresence struct {
+	SessionID string           `json:"sessionId"`
+	Clients   []PresenceClient `json:"clients"`
+}
+
 // MCPStatusNotification is the params of an mcp.status notification: an
 // MCP server of an open project changed state.
 type MCPStatusNotification struct {

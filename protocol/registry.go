@@ -113,6 +113,7 @@ func Notifications() []NotificationSpec {
 	return []NotificationSpec{
 		{"session.event", SessionEvent{}},
 		{"session.dropped", SessionDropped{}},
+		{"session.presence", SessionPresence{}},
 		{"mcp.status", MCPStatusNotification{}},
 		{"mcp.changed", MCPChanged{}},
 		{"terminal.output", TerminalOutput{}},
@@ -148,6 +149,7 @@ func Events() []EventSpec {
 		{EventTurnSuspended, TurnSuspendedData{}},
 		{EventUsage, UsageData{}},
 		{EventRateLimits, RateLimitsData{}},
+		{EventRequestResolved, RequestResolvedData{}},
 	}
 }
 

@@ -288,6 +288,19 @@ type SessionSubscribeResult struct {
 	LastSeq         int64            `json:"lastSeq"`
 	Running         bool             `json:"running"`
 	PendingRequests []PendingRequest `json:"pendingRequests"`
+	// Clients are the connections subscribed to the session, this one
+	// included (see session.presence).
+	Clients []PresenceClient `json:"clients"`
+}
+
+// PresenceClient is a connection subscribed to a session: the client it
+// named in initialize.
+type PresenceClient struct {
+	// ConnectionID is an opaque id of the connection, stable while it is
+	// open.
+	ConnectionID string `json:"connectionId"`
+	Name         string `json:"name"`
+	Version      string `json:"version"`
 }
 
 // UnsubscribeResult is the result of session.unsubscribe and

@@ -30,6 +30,10 @@ type EventInput struct {
 	// ClosePending closes the still-unanswered requests of TurnID in the
 	// same transaction (they are no longer answerable).
 	ClosePending bool
+	// Resolved, when set with ClosePending, makes the event each request
+	// it closes records (before this event, in its transaction); the
+	// store fills in its TurnID and time.
+	Resolved func(requestID, kind string) (typ string, data json.RawMessage)
 	// CountTask adds one to the session's task count in the same
 	// transaction.
 	CountTask bool
@@ -218,7 +222,9 @@ func (s *Store) Enqueue(sessionID string, ev EventInput, done func(Event, error)
 				done(Event{}, fmt.Errorf("enqueue: %w", err))
 				return
 			}
-			done(evs[0], nil)
+			for _, e := range evs { // more than one: see EventInput.Resolved
+				done(e, nil)
+			}
 		}
 	}
 	if err := s.submit(context.Background(), o); err != nil && done != nil {
@@ -232,9 +238,16 @@ func (t *wtx) appendEvents(sessionID string, evs []preparedEvent) ([]Event, erro
 	if err != nil {
 		return nil, refuse(err) // nothing written yet
 	}
-	out := make([]Event, len(evs))
+	out := make([]Event, 0, len(evs))
 	for i := range evs {
 		e := &evs[i]
+		if e.ClosePending && e.Resolved != nil {
+			res, err := t.resolvedEvents(sessionID, st, e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, res...)
+		}
 		seq := st.lastSeq + 1
 		if _, err := t.w.st.insEvent.ExecContext(t.ctx, st.pk, seq, e.TurnID, e.Type, string(e.Data), e.timeMS); err != nil {
 			return nil, fmt.Errorf("insert event %d: %w", seq, err)
@@ -244,7 +257,45 @@ func (t *wtx) appendEvents(sessionID string, evs []preparedEvent) ([]Event, erro
 		if err := t.eventEffects(st, seq, e); err != nil {
 			return nil, err
 		}
-		out[i] = Event{SessionID: sessionID, Seq: seq, TurnID: e.TurnID, Type: e.Type, Data: e.Data, Time: time.UnixMilli(e.timeMS).UTC()}
+		out = append(out, Event{SessionID: sessionID, Seq: seq, TurnID: e.TurnID, Type: e.Type, Data: e.Data, Time: time.UnixMilli(e.timeMS).UTC()})
+	}
+	return out, nil
+}
+
+// resolvedEvents inserts the events e.Resolved makes for the unanswered
+// requests of e's turn (which e's ClosePending closes).
+func (t *wtx) resolvedEvents(sessionID string, st *sessState, e *preparedEvent) ([]Event, error) {
+	rows, err := t.query("SELECT request_id, kind FROM pending_requests WHERE session_pk = ? AND turn_id = ? AND answered = 0 ORDER BY seq, rowid", st.pk, e.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	type req struct{ id, kind string }
+	var reqs []req
+	for rows.Next() {
+		var r req
+		if err := rows.Scan(&r.id, &r.kind); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		reqs = append(reqs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(reqs))
+	for _, r := range reqs {
+		typ, data := e.Resolved(r.id, r.kind)
+		if typ == "" || !json.Valid(data) {
+			return nil, fmt.Errorf("%w: resolved event of request %q", ErrInvalid, r.id)
+		}
+		seq := st.lastSeq + 1
+		if _, err := t.w.st.insEvent.ExecContext(t.ctx, st.pk, seq, e.TurnID, typ, string(data), e.timeMS); err != nil {
+			return nil, fmt.Errorf("insert event %d: %w", seq, err)
+		}
+		st.lastSeq = seq
+		st.dirty = true
+		out = append(out, Event{SessionID: sessionID, Seq: seq, TurnID: e.TurnID, Type: typ, Data: data, Time: time.UnixMilli(e.timeMS).UTC()})
 	}
 	return out, nil
 }

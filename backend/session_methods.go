@@ -239,7 +239,8 @@ func (b *Backend) RenameSession(ctx context.Context, p protocol.SessionRenamePar
 // the last seq that one queued (-1: none), where the new stream starts when
 // it is further on. The subscription's pump runs on sink's goroutine and
 // sends nothing before MarkReady (after the answer is queued).
-func (b *Backend) Subscribe(ctx context.Context, sink Client, p protocol.SessionSubscribeParams, fence func() (int64, error)) (*Subscription, protocol.SessionSubscribeResult, error) {
+// who is the connection as session.presence lists it.
+func (b *Backend) Subscribe(ctx context.Context, sink Client, who protocol.PresenceClient, p protocol.SessionSubscribeParams, fence func() (int64, error)) (*Subscription, protocol.SessionSubscribeResult, error) {
 	if p.AfterSeq < 0 {
 		return nil, protocol.SessionSubscribeResult{}, protocol.InvalidField("afterSeq", "must not be negative")
 	}
@@ -256,7 +257,8 @@ func (b *Backend) Subscribe(ctx context.Context, sink Client, p protocol.Session
 		return nil, protocol.SessionSubscribeResult{}, err
 	}
 	after := max(p.AfterSeq, sent)
-	sub, upTo, running := h.Subscribe(sink, after)
+	sub, upTo, running := h.Subscribe(sink, after, who)
+	clients := h.Clients()
 	sink.Go(func() { sub.Pump(after, upTo) })
-	return sub, protocol.SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend)}, nil
+	return sub, protocol.SessionSubscribeResult{LastSeq: upTo, Running: running, PendingRequests: pendingInfos(pend), Clients: clients}, nil
 }

@@ -78,9 +78,11 @@ type Session struct {
 	// resumed turn does not ask again.
 	preAnswered map[string][]byte
 
-	subMu     sync.Mutex // guards committed and subs; taken after mu, never before
+	subMu     sync.Mutex // guards committed, subs, presence and joins; taken after mu, never before
 	committed int64      // last seq committed (and broadcast)
 	subs      map[*Subscription]struct{}
+	presence  []protocol.PresenceClient // last list sent (session.presence)
+	joins     int64                     // counts subscriptions, for their join order
 }
 
 // Session returns the session's host, creating it (without an engine) on

@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -31,9 +33,13 @@ type Subscription struct {
 	ctx    context.Context // ends on unsubscribe, re-subscribe or disconnect
 	cancel context.CancelFunc
 
-	mu    sync.Mutex  // guards live, spare
+	who  protocol.PresenceClient // the connection, for session.presence
+	join int64                   // join order among the session's subscriptions
+
+	mu    sync.Mutex  // guards live, spare, pres
 	live  []liveEvent // committed events not yet taken by pump
 	spare []liveEvent
+	pres  []protocol.PresenceClient // a session.presence not yet sent (nil: none)
 
 	sent      atomic.Int64  // last seq handed to the connection's queue
 	ready     chan struct{} // closed once the subscribe answer is queued
@@ -93,6 +99,26 @@ func (sub *Subscription) take() []liveEvent {
 	return got
 }
 
+// setPresence queues a session.presence with clients for pump (only the
+// latest one is sent).
+func (sub *Subscription) setPresence(clients []protocol.PresenceClient) {
+	sub.mu.Lock()
+	sub.pres = clients
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *Subscription) takePresence() []protocol.PresenceClient {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	p := sub.pres
+	sub.pres = nil
+	return p
+}
+
 // drop marks the subscriber dropped (called under the session lock).
 func (sub *Subscription) drop(reason string) {
 	sub.dropOnce.Do(func() {
@@ -144,6 +170,9 @@ func (sub *Subscription) Pump(afterSeq, upTo int64) {
 	for {
 		select {
 		case <-sub.wake:
+			if pres := sub.takePresence(); pres != nil {
+				sub.c.Notify("session.presence", protocol.SessionPresence{SessionID: sub.h.id, Clients: pres})
+			}
 			for _, le := range sub.take() {
 				if le.seq <= last {
 					continue
@@ -185,8 +214,10 @@ func (sub *Subscription) notifyDropped(last int64, reason string) {
 // the seq happen under the session lock, so every event after it reaches
 // the live buffer. Nothing is sent before MarkReady; Pump(afterSeq, upTo)
 // sends.
-func (h *Session) Subscribe(sink Sink, afterSeq int64) (sub *Subscription, upTo int64, running bool) {
+// who is the connection as session.presence lists it.
+func (h *Session) Subscribe(sink Sink, afterSeq int64, who protocol.PresenceClient) (sub *Subscription, upTo int64, running bool) {
 	sub = newSubscription(h, sink)
+	sub.who = who
 	sub.sent.Store(afterSeq)
 	upTo, running = h.subscribe(sub)
 	return sub, upTo, running
@@ -197,14 +228,62 @@ func (h *Session) subscribe(sub *Subscription) (upTo int64, running bool) {
 	defer h.mu.Unlock()
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
+	h.joins++
+	sub.join = h.joins
 	h.subs[sub] = struct{}{}
+	h.presenceChangedLocked(sub)
 	return h.committed, h.state.Busy()
 }
 
 func (h *Session) removeSub(sub *Subscription) {
 	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	if _, ok := h.subs[sub]; !ok {
+		return
+	}
 	delete(h.subs, sub)
-	h.subMu.Unlock()
+	h.presenceChangedLocked(nil)
+}
+
+// Clients lists the connections subscribed to the session, in the order
+// they joined, each once.
+func (h *Session) Clients() []protocol.PresenceClient {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	return h.clientsLocked()
+}
+
+func (h *Session) clientsLocked() []protocol.PresenceClient {
+	subs := make([]*Subscription, 0, len(h.subs))
+	for sub := range h.subs {
+		subs = append(subs, sub)
+	}
+	slices.SortFunc(subs, func(a, b *Subscription) int { return cmp.Compare(a.join, b.join) })
+	out := make([]protocol.PresenceClient, 0, len(subs))
+	seen := make(map[string]bool, len(subs))
+	for _, sub := range subs {
+		if seen[sub.who.ConnectionID] {
+			continue // a connection's old and new subscription during a re-subscribe
+		}
+		seen[sub.who.ConnectionID] = true
+		out = append(out, sub.who)
+	}
+	return out
+}
+
+// presenceChangedLocked queues a session.presence for every subscriber but
+// joined (it gets the list in its subscribe answer) when the list changed.
+func (h *Session) presenceChangedLocked(joined *Subscription) {
+	now := h.clientsLocked()
+	if slices.Equal(now, h.presence) {
+		return
+	}
+	h.presence = now
+	for sub := range h.subs {
+		if sub != joined {
+			sub.setPresence(now)
+		}
+	}
 }
 
 // broadcast is called by the store after an event of this session was
@@ -222,6 +301,7 @@ func (h *Session) broadcast(ev store.Event) {
 		if !sub.push(le) {
 			delete(h.subs, sub)
 			sub.drop("fell behind")
+			h.presenceChangedLocked(nil)
 		}
 	}
 }

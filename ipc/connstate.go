@@ -5,8 +5,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/google/uuid"
+
 	"github.com/zqagent/sidecar/backend"
 	"github.com/zqagent/sidecar/ipc/wsrpc"
+	"github.com/zqagent/sidecar/protocol"
 )
 
 // conn is the server's state of one client connection (the transport's
@@ -18,6 +21,9 @@ type conn struct {
 	s *Server
 
 	interruptOnDisconnect atomic.Bool
+
+	id     string                              // opaque connection id (session.presence)
+	client atomic.Pointer[protocol.ClientInfo] // initialize's client
 
 	// subMu makes a session.subscribe's fence of the old subscription and
 	// install of the new one one step (requests of a connection run
@@ -35,12 +41,22 @@ func newConn(s *Server, wc *wsrpc.Conn) *conn {
 	c := &conn{
 		Conn:     wc,
 		s:        s,
+		id:       "conn_" + uuid.NewString(),
 		subs:     map[string]*backend.Subscription{},
 		turnSess: map[string]struct{}{},
 	}
 	wc.SetState(c)
 	wc.OnEnd(c.ended)
 	return c
+}
+
+// presence is the connection as session.presence lists it.
+func (c *conn) presence() protocol.PresenceClient {
+	p := protocol.PresenceClient{ConnectionID: c.id}
+	if ci := c.client.Load(); ci != nil {
+		p.Name, p.Version = ci.Name, ci.Version
+	}
+	return p
 }
 
 // connOf is the server's state of a transport connection.

@@ -42,6 +42,8 @@ func initialize(ctx context.Context, b *backend.Backend, c *conn, p protocol.Ini
 		}
 	}
 	c.interruptOnDisconnect.Store(p.InterruptOnDisconnect)
+	client := p.Client
+	c.client.Store(&client)
 	c.MarkInitialized()
 	c.Log().Info("initialized", "client", p.Client.Name, "clientVersion", p.Client.Version, "protocolVersion", version)
 	types := make([]protocol.EventType, len(protocol.EventTypes()))

@@ -38,7 +38,7 @@ func sessionRoutes() map[string]handler {
 func sessionSubscribe(ctx context.Context, b *backend.Backend, c *conn, p protocol.SessionSubscribeParams) (wsrpc.FollowUp, error) {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
-	sub, res, err := b.Subscribe(ctx, c.Conn, p, func() (int64, error) { return c.fenceSub(ctx, p.SessionID) })
+	sub, res, err := b.Subscribe(ctx, c.Conn, c.presence(), p, func() (int64, error) { return c.fenceSub(ctx, p.SessionID) })
 	if err != nil {
 		return wsrpc.FollowUp{}, err
 	}

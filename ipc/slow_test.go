@@ -33,7 +33,7 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 	defer cancel()
 	// A connection whose writer never runs: its queue has room for one frame.
 	stuck := newConn(ts.srv, wsrpc.NewDetached(ctx, ts.srv.log, 1))
-	sub, upTo, _ := h.Subscribe(stuck.Conn, 0)
+	sub, upTo, _ := h.Subscribe(stuck.Conn, 0, stuck.presence())
 	sub.MarkReady()
 	go sub.Pump(0, upTo)
 

@@ -232,8 +232,8 @@ func resolvedEvent(turnID, requestID, kind, outcome string) engine.Event {
 
 // closedResolved is store.EventInput.Resolved for requests a turn_end
 // closes.
-func closedResolved(requestID, kind string) (string, json.RawMessage) {
-	b, _ := json.Marshal(protocol.RequestResolvedData{RequestID: requestID, Kind: kind, Outcome: protocol.OutcomeTurnEnded}) // strings only
+func closedResolved(turnID, requestID, kind string) (string, json.RawMessage) {
+	b, _ := json.Marshal(protocol.RequestResolvedData{TaskID: turnID, RequestID: requestID, Kind: kind, Outcome: protocol.OutcomeTurnEnded}) // strings only
 	return string(protocol.EventRequestResolved), b
 }
 

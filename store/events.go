@@ -31,9 +31,9 @@ type EventInput struct {
 	// same transaction (they are no longer answerable).
 	ClosePending bool
 	// Resolved, when set with ClosePending, makes the event each request
-	// it closes records (before this event, in its transaction); the
-	// store fills in its TurnID and time.
-	Resolved func(requestID, kind string) (typ string, data json.RawMessage)
+	// it closes records (before this event, in its transaction, with its
+	// TurnID and time).
+	Resolved func(turnID, requestID, kind string) (typ string, data json.RawMessage)
 	// CountTask adds one to the session's task count in the same
 	// transaction.
 	CountTask bool
@@ -285,7 +285,7 @@ func (t *wtx) resolvedEvents(sessionID string, st *sessState, e *preparedEvent) 
 	}
 	out := make([]Event, 0, len(reqs))
 	for _, r := range reqs {
-		typ, data := e.Resolved(r.id, r.kind)
+		typ, data := e.Resolved(e.TurnID, r.id, r.kind)
 		if typ == "" || !json.Valid(data) {
 			return nil, fmt.Errorf("%w: resolved event of request %q", ErrInvalid, r.id)
 		}

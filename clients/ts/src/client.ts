@@ -19,6 +19,7 @@ import {
   type Notifications,
   type ParamsOf,
   type PendingRequest,
+  type PresenceClient,
   type RequestKind,
   type ResponseOf,
   type ResultOf,
@@ -453,6 +454,9 @@ export class SidecarClient {
       case "session.dropped":
         this.#sessions.get(params.sessionId as string)?.dropped(params as unknown as Notifications["session.dropped"]);
         break;
+      case "session.presence":
+        this.#sessions.get(params.sessionId as string)?.presence(params as unknown as Notifications["session.presence"]);
+        break;
       case "terminal.output":
         this.#terminals.get(params.terminalId as string)?.output(params as unknown as Notifications["terminal.output"]);
         break;
@@ -573,6 +577,11 @@ export interface SubscribeOptions {
   onPendingChange?: (pending: PendingRequest[]) => void;
   /** The server dropped the stream (the client re-subscribes by itself). */
   onDropped?: (p: Notifications["session.dropped"]) => void;
+  /**
+   * Who is attached to the session changed (subscribe answer,
+   * `session.presence`): every connection subscribed, this one included.
+   */
+  onPresence?: (clients: PresenceClient[]) => void;
 }
 
 const openingKind: Partial<Record<SessionEvent["type"], RequestKind>> = {
@@ -593,6 +602,8 @@ export class SessionSubscription {
   lastSeq: number;
   /** Whether a turn ran when the (latest) subscribe was answered. */
   running = false;
+  /** The connections subscribed to the session, this one included. */
+  clients: PresenceClient[] = [];
   #client: SidecarClient;
   #opts: SubscribeOptions;
   #log: Logger;
@@ -660,7 +671,23 @@ export class SessionSubscription {
     this.#snapshotSeq = r.lastSeq;
     this.#pending = new Map(r.pendingRequests.map((p) => [p.requestId, p]));
     this.#pendingChanged();
+    this.#setClients(r.clients ?? []); // a sidecar before presence sends none
     return r;
+  }
+
+  /** @internal session.presence for this session. */
+  presence(p: Notifications["session.presence"]): void {
+    if (this.#closed) return;
+    this.#setClients(p.clients);
+  }
+
+  #setClients(clients: PresenceClient[]): void {
+    this.clients = clients;
+    try {
+      this.#opts.onPresence?.(clients);
+    } catch (e) {
+      this.#log.error?.("onPresence threw", e);
+    }
   }
 
   /** @internal a session.event for this session. */
@@ -703,12 +730,14 @@ export class SessionSubscription {
       return;
     }
     switch (ev.type) {
-      case "tool_started":
-      case "tool_finished":
-        this.#removeWhere((p) => p.toolCallId === ev.data.reqId && p.turnId === (ev.turnId ?? ev.data.taskId));
+      case "request_resolved":
+        // Answered by any window, `sidecar acp`, a timeout, or its turn
+        // ended: the server says so once per request.
+        this.#removeWhere((p) => p.requestId === ev.data.requestId);
         break;
       case "turn_end":
-      case "interrupted":
+        // Its requests are resolved before it; a sidecar that predates
+        // request_resolved closes them here too.
         this.#removeWhere((p) => p.turnId === (ev.turnId ?? ev.data.taskId));
         break;
     }

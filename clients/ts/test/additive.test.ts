@@ -111,7 +111,7 @@ test("additive: the validator takes a newer sidecar's additions and still report
   ok(ev("future_event", { requests: { limit: 10 } }), "notification", "session.event");
   ok({ jsonrpc: "2.0", id: 1, result: { turnId: "t", queued: 0, x: 1 } }, "response", "turn.start");
   ok({ jsonrpc: "2.0", id: 1, error: { code: -32003, message: "m", data: { kind: "rate_limited", retryAfterMs: 5 } } }, "response", "turn.start");
-  ok({ jsonrpc: "2.0", method: "session.presence", params: { sessionId: "s" } }, "notification", "session.presence");
+  ok({ jsonrpc: "2.0", method: "session.future", params: { sessionId: "s" } }, "notification", "session.future");
   // What breaks a client still fails: a known type with wrong data, a missing
   // member, an unknown value of a closed enum, data that is not an object.
   bad(ev("turn_end", { taskId: "t", text: "hi", reqId: "r" }), "notification", "session.event");

@@ -16,6 +16,7 @@ import {
   spawnSidecar,
   type ConnectionState,
   type PendingRequest,
+  type PresenceClient,
   type WebSocketLike,
 } from "../src/node.js";
 import { calls, cleanEnv, Collector, deadline, sidecarBin, start, tempDir, text, toolCall } from "./helpers.js";
@@ -172,13 +173,27 @@ test("pending requests: listed, answered with respond, conflict when answered tw
   if (ev.type === "permission_required") assert.equal(ev.data.requestId, perm.requestId);
 
   // A second window sees the same pending request from its subscribe answer.
-  const c2 = await env.sidecar.connect({ client });
+  // Presence: both windows are listed, the first learns of the second.
+  const joined = new Promise<PresenceClient[]>((res) => {
+    c.on("session.presence", (p) => res(p.clients));
+  });
+  const c2 = await env.sidecar.connect({ client: { name: "window-2", version: "2" } });
   t.after(() => c2.close());
-  const sub2 = await c2.subscribe(sessionId);
+  const col2 = new Collector();
+  const sub2 = await c2.subscribe(sessionId, { onEvent: col2.push });
   assert.deepEqual(sub2.pending.map((p) => p.requestId), [perm.requestId]);
+  assert.equal(sub2.clients.length, 2);
+  assert.equal(sub2.clients[1]!.name, "window-2");
+  assert.deepEqual((await joined).map((x) => x.name), sub2.clients.map((x) => x.name));
+  assert.deepEqual(sub.clients, sub2.clients);
 
   assert.deepEqual(await sub.respond(perm, { outcome: "once" }), { answered: true, resumed: false });
   assert.equal(sub.pending.length, 0);
+  // The other window closes its card on request_resolved, before the tool runs.
+  await col2.type("request_resolved");
+  const resolved = col2.events.at(-1)!;
+  assert.ok(resolved.type === "request_resolved" && resolved.data.requestId === perm.requestId && resolved.data.outcome === "approved");
+  assert.equal(sub2.pending.length, 0);
   const late = await sub2.respond(perm, { outcome: "deny" }).catch((e: unknown) => e);
   assert.ok(late instanceof ConflictError, String(late));
   if (c.initializeResult!.capabilities.features.includes("errorData")) assert.equal(late.data?.kind, "already_answered");

@@ -69,7 +69,8 @@ export type EventType =
   | "session_named"
   | "turn_suspended"
   | "usage"
-  | "rate_limits";
+  | "rate_limits"
+  | "request_resolved";
 /**
  * Feature names an optional feature a shell may adapt to.
  */
@@ -245,6 +246,11 @@ export type KnownSessionEvent1 =
   | {
       type: "rate_limits";
       data: RateLimitsData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "request_resolved";
+      data: RequestResolvedData;
       [k: string]: unknown;
     };
 /**
@@ -1238,6 +1244,18 @@ export interface PlanResponse {
   feedback?: string;
 }
 /**
+ * PresenceClient is a connection subscribed to a session: the client it named in initialize.
+ */
+export interface PresenceClient {
+  /**
+   * ConnectionID is an opaque id of the connection, stable while it is
+   * open.
+   */
+  connectionId: string;
+  name: string;
+  version: string;
+}
+/**
  * Project is a project on the wire (project.open, project.list, ...).
  */
 export interface Project {
@@ -1486,6 +1504,22 @@ export interface RequestFrame {
   params?: {
     [k: string]: unknown;
   };
+}
+/**
+ * RequestResolvedData: a request (permission_required, ask_user_question, plan_proposed, directory_requested) is no longer open, whoever or whatever closed it; a shell closes its card.
+ */
+export interface RequestResolvedData {
+  taskId: string;
+  requestId: string;
+  /**
+   * Kind is the request's kind (approval, question, plan, directory).
+   */
+  kind: RequestKind | (string & {});
+  /**
+   * Outcome is one of approved, denied, answered, granted, refused,
+   * timeout, turn_ended.
+   */
+  outcome: string;
 }
 /**
  * RequestRespondParams are the params of request.respond.
@@ -1764,6 +1798,13 @@ export interface SessionNamedData {
   source: string;
 }
 /**
+ * SessionPresence is the params of a session.presence notification: a connection subscribed to the session or left it (unsubscribed, closed).
+ */
+export interface SessionPresence {
+  sessionId: string;
+  clients: PresenceClient[];
+}
+/**
  * SessionRenameParams are the params of session.rename.
  */
 export interface SessionRenameParams {
@@ -1847,6 +1888,11 @@ export interface SessionSubscribeResult {
   lastSeq: number;
   running: boolean;
   pendingRequests: PendingRequest[];
+  /**
+   * Clients are the connections subscribed to the session, this one
+   * included (see session.presence).
+   */
+  clients: PresenceClient[];
 }
 /**
  * Terminal is a terminal of a project.
@@ -2563,6 +2609,7 @@ export interface SchemaNotifications {
   "mcp.status": MCPStatusNotification;
   "session.dropped": SessionDropped;
   "session.event": SessionEvent;
+  "session.presence": SessionPresence;
   "terminal.dropped": TerminalDropped;
   "terminal.exit": TerminalExit;
   "terminal.output": TerminalOutput;
@@ -2586,6 +2633,7 @@ export interface SchemaEventData {
   queue_steering: QueueSteeringData;
   rate_limits: RateLimitsData;
   reasoning_delta: DeltaData;
+  request_resolved: RequestResolvedData;
   session_named: SessionNamedData;
   tool_finished: ToolFinishedData;
   tool_proposed: ToolProposedData;
@@ -2641,7 +2689,7 @@ export interface UnknownPendingRequest {
 export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
 
 /** The event types this package knows (schema.json `$defs.EventType`). */
-export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits"] as const;
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","request_resolved"] as const;
 
 /** The request kinds this package knows (schema.json `$defs.RequestKind`). */
 export const schemaRequestKinds = ["approval","question","plan","directory"] as const;

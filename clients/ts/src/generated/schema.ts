@@ -555,6 +555,11 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/SessionEvent"
    }
   },
+  "session.presence": {
+   "params": {
+    "$ref": "#/$defs/SessionPresence"
+   }
+  },
   "terminal.dropped": {
    "params": {
     "$ref": "#/$defs/TerminalDropped"
@@ -619,6 +624,9 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "reasoning_delta": {
    "$ref": "#/$defs/DeltaData"
+  },
+  "request_resolved": {
+   "$ref": "#/$defs/RequestResolvedData"
   },
   "session_named": {
    "$ref": "#/$defs/SessionNamedData"
@@ -1473,7 +1481,8 @@ export const protocolSchema: Record<string, unknown> = {
     "session_named",
     "turn_suspended",
     "usage",
-    "rate_limits"
+    "rate_limits",
+    "request_resolved"
    ],
    "description": "EventType names a session event (session.event's type)."
   },
@@ -2774,6 +2783,27 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "PlanResponse answers a plan_proposed request."
   },
+  "PresenceClient": {
+   "properties": {
+    "connectionId": {
+     "type": "string",
+     "description": "ConnectionID is an opaque id of the connection, stable while it is\nopen."
+    },
+    "name": {
+     "type": "string"
+    },
+    "version": {
+     "type": "string"
+    }
+   },
+   "type": "object",
+   "required": [
+    "connectionId",
+    "name",
+    "version"
+   ],
+   "description": "PresenceClient is a connection subscribed to a session: the client it named in initialize."
+  },
   "Project": {
    "properties": {
     "projectId": {
@@ -3220,6 +3250,39 @@ export const protocolSchema: Record<string, unknown> = {
     "directory"
    ],
    "description": "RequestKind is the kind of a pending request."
+  },
+  "RequestResolvedData": {
+   "properties": {
+    "taskId": {
+     "type": "string"
+    },
+    "requestId": {
+     "type": "string"
+    },
+    "kind": {
+     "anyOf": [
+      {
+       "$ref": "#/$defs/RequestKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
+     "description": "Kind is the request's kind (approval, question, plan, directory)."
+    },
+    "outcome": {
+     "type": "string",
+     "description": "Outcome is one of approved, denied, answered, granted, refused,\ntimeout, turn_ended."
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "requestId",
+    "kind",
+    "outcome"
+   ],
+   "description": "RequestResolvedData: a request (permission_required, ask_user_question, plan_proposed, directory_requested) is no longer open, whoever or whatever closed it; a shell closes its card."
   },
   "RequestRespondParams": {
    "properties": {
@@ -3975,6 +4038,20 @@ export const protocolSchema: Record<string, unknown> = {
     {
      "properties": {
       "type": {
+       "const": "request_resolved"
+      },
+      "data": {
+       "$ref": "#/$defs/RequestResolvedData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
        "not": {
         "$ref": "#/$defs/EventType"
        }
@@ -4127,6 +4204,25 @@ export const protocolSchema: Record<string, unknown> = {
     "source"
    ],
    "description": "SessionNamedData: the session got a title."
+  },
+  "SessionPresence": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "clients": {
+     "items": {
+      "$ref": "#/$defs/PresenceClient"
+     },
+     "type": "array"
+    }
+   },
+   "type": "object",
+   "required": [
+    "sessionId",
+    "clients"
+   ],
+   "description": "SessionPresence is the params of a session.presence notification: a connection subscribed to the session or left it (unsubscribed, closed)."
   },
   "SessionRenameParams": {
    "properties": {
@@ -4341,13 +4437,21 @@ export const protocolSchema: Record<string, unknown> = {
       "$ref": "#/$defs/PendingRequest"
      },
      "type": "array"
+    },
+    "clients": {
+     "items": {
+      "$ref": "#/$defs/PresenceClient"
+     },
+     "type": "array",
+     "description": "Clients are the connections subscribed to the session, this one\nincluded (see session.presence)."
     }
    },
    "type": "object",
    "required": [
     "lastSeq",
     "running",
-    "pendingRequests"
+    "pendingRequests",
+    "clients"
    ],
    "description": "SessionSubscribeResult is the result of session.subscribe."
   },

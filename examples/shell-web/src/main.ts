@@ -9,7 +9,9 @@
 //     same render(ev) and look the same;
 //   - the pending-request dialog is drawn from SessionSubscription.pending,
 //     which the client keeps (the subscribe answer's pendingRequests, then
-//     the events); a reload finds the same pending card;
+//     the events); a reload finds the same pending card; request_resolved
+//     (another window answered, a timeout, the turn ended) closes it;
+//   - the header lists the windows attached to the session (presence);
 //   - where we are (project, session) lives in the URL fragment, so a
 //     reload comes back to it.
 
@@ -18,6 +20,7 @@ import { FitAddon } from "@xterm/addon-fit";
 import {
   connect,
   type PendingRequest,
+  type PresenceClient,
   type Project,
   type Session,
   type SessionEvent,
@@ -255,6 +258,7 @@ async function selectSession(sessionId: string): Promise<void> {
     afterSeq: 0,
     onEvent: render,
     onPendingChange: showPending,
+    onPresence: showPresence,
   });
   session = { id: sessionId, sub };
   setRunning(sub.running);
@@ -357,6 +361,11 @@ function render(ev: SessionEvent): void {
       // The card itself is the dialog (from sub.pending); mark the tool.
       if (t.tools.has(ev.data.reqId)) t.tools.get(ev.data.reqId)!.dataset.status = "waiting";
       break;
+    case "request_resolved":
+      // Answered here or elsewhere, timed out, or its turn ended: the
+      // client already dropped it from sub.pending; close its dialog.
+      if (ev.data.requestId === shown) showPending(session?.sub.pending ?? []);
+      break;
     case "tool_started":
       toolView(t, ev.data.reqId, ev.data.name).dataset.status = "running";
       break;
@@ -436,6 +445,12 @@ let shown: string | undefined; // requestId on screen
 function closeDialog(): void {
   shown = undefined;
   if (dialog.open) dialog.close();
+}
+
+/** Says which windows are attached to the session. */
+function showPresence(clients: PresenceClient[]): void {
+  const names = clients.map((c) => (c.name || "unnamed") + (c.version ? ` ${c.version}` : ""));
+  $("presence").textContent = clients.length > 1 ? `${clients.length} windows: ${names.join(", ")}` : "";
 }
 
 /** Shows the oldest pending request (or closes the dialog). */

@@ -439,6 +439,12 @@ func (h *Session) record(eng *engine.Engine, ev engine.Event) {
 		h.s.log.Error("record event", "session", h.id, "type", ev.Type, "err", err)
 		return
 	}
+	if eng != nil && ev.Type == protocol.EventTurnEnd && !in.ClosePending {
+		// The user interrupted a turn of this process (one that died with
+		// the process is settled by RecoverInterrupted instead): its open
+		// requests close with its turn_end, each with its request_resolved.
+		in.ClosePending, in.Resolved = true, closedResolved
+	}
 	h.enqueueMoving(ev, in)
 }
 

@@ -113,7 +113,9 @@ func TestE2ESigkillWhileApprovalPendingThenRestart(t *testing.T) {
 	b, err := os.ReadFile(marker)
 	require.NoError(t, err)
 	require.Equal(t, "resumed\n", string(b))
-	require.True(t, dataOf(t, rest[0])["resumed"].(bool), "the resumed turn's turn_start says so")
+	require.Equal(t, "request_resolved", rest[0].Type, "the answer is resolved before the turn resumes")
+	require.Equal(t, rid, dataOf(t, rest[0])["requestId"])
+	require.True(t, dataOf(t, ofType(rest, "turn_start")[0])["resumed"].(bool), "the resumed turn's turn_start says so")
 
 	// Nothing is left to resume once the runner is idle, and the whole
 	// history has exactly one turn_end for the turn.

@@ -65,6 +65,9 @@ const (
 	// -32003: vcs.restore or vcs.diff of a turn whose snapshot expired
 	// (collected to keep the project's snapshot storage under its cap).
 	KindSnapshotExpired ErrorKind = "snapshot_expired"
+	// -32003: queue.update, queue.move or queue.remove of a turn that has
+	// started (it left the queue).
+	KindAlreadyStarted ErrorKind = "already_started"
 
 	// -32004: a path outside the workspace or the project.
 	KindOutsideWorkspace ErrorKind = "outside_workspace"
@@ -88,7 +91,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }

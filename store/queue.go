@@ -347,3 +347,17 @@ func (t *wtx) setStatus(pk int64, status string) error {
 	}
 	return nil
 }
+
+// TurnStarted reports whether a session has a turn_start event of turnID.
+func (s *Store) TurnStarted(ctx context.Context, sessionID, turnID string) (bool, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return false, fmt.Errorf("turn started: %w", err)
+	}
+	var n int
+	err = s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE session_pk = ? AND type = 'turn_start' AND turn_id = ?", pk, turnID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("turn started: %w", err)
+	}
+	return n > 0, nil
+}

@@ -135,6 +135,10 @@ type ErrorData struct {
 	// Supported is the range of protocol versions the sidecar speaks
 	// (kind unsupported_version).
 	Supported *VersionRange `json:"supported,omitempty"`
+	// Reason says why an edit of the queue (queue.update, queue.move,
+	// queue.remove) was refused with -32003: already_started, the same
+	// value as Kind, named as those methods document it.
+	Reason ErrorKind `json:"reason,omitempty"`
 	// Message says the error to people, in the sidecar's default language
 	// (the shell's initialize locale, else the OS locale), for the kinds a
 	// shell shows (no_api_key, busy, stale_hash, …); absent for the others.

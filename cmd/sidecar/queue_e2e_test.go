@@ -61,6 +61,7 @@ func TestE2EEditableQueue(t *testing.T) {
 	require.True(t, errors.As(err, &we), "%v", err)
 	require.Equal(t, client.CodeConflict, we.Code)
 	require.Equal(t, protocol.KindAlreadyStarted, we.Data.Kind)
+	require.Equal(t, protocol.KindAlreadyStarted, we.Data.Reason, "data.reason, as issue 31 names it")
 	err = e.c.Call(tctx(t), "queue.move", map[string]any{"sessionId": e.sid, "turnId": "turn_unknown"}, nil)
 	require.Equal(t, client.CodeNotFound, client.Code(err))
 	err = e.c.Call(tctx(t), "queue.remove", map[string]any{"sessionId": e.sid, "turnId": a}, nil)

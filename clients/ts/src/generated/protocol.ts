@@ -609,6 +609,12 @@ export interface ErrorData {
   expected?: string;
   supported?: VersionRange;
   /**
+   * Reason says why an edit of the queue (queue.update, queue.move,
+   * queue.remove) was refused with -32003: already_started, the same
+   * value as Kind, named as those methods document it.
+   */
+  reason?: ErrorKind | (string & {});
+  /**
    * Message says the error to people, in the sidecar's default language
    * (the shell's initialize locale, else the OS locale), for the kinds a
    * shell shows (no_api_key, busy, stale_hash, …); absent for the others.

@@ -1361,6 +1361,17 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/VersionRange",
      "description": "Supported is the range of protocol versions the sidecar speaks\n(kind unsupported_version)."
     },
+    "reason": {
+     "anyOf": [
+      {
+       "$ref": "#/$defs/ErrorKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
+     "description": "Reason says why an edit of the queue (queue.update, queue.move,\nqueue.remove) was refused with -32003: already_started, the same\nvalue as Kind, named as those methods document it."
+    },
     "message": {
      "type": "string",
      "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."

@@ -36,6 +36,8 @@ type Job struct {
 	ID    string // turn id (a resumed suspended turn keeps its own)
 	From  string // for resume: the turn whose unanswered calls continue
 	Input engine.Input
+	// Queued is when the turn was acknowledged (queue.list's createdAt).
+	Queued time.Time
 }
 
 // Session is one session in this process: its subscribers, its turn
@@ -218,7 +220,10 @@ func (h *Session) Enqueue(ctx context.Context, job Job) (int, error) {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
 	// The queue row first; the move to queued (push) is stored behind it.
-	qt := store.QueuedTurn{TurnID: job.ID, Kind: job.Kind.storeKind(), From: job.From, Input: queuedInput(job.Input)}
+	if job.Queued.IsZero() {
+		job.Queued = time.Now().UTC().Truncate(time.Millisecond) // the store keeps milliseconds
+	}
+	qt := store.QueuedTurn{TurnID: job.ID, Kind: job.Kind.storeKind(), From: job.From, Input: queuedInput(job.Input), CreatedAt: job.Queued}
 	if _, err := h.s.opts.Store.EnqueueTurn(ctx, h.id, qt, ""); err != nil {
 		return 0, err
 	}
@@ -234,6 +239,7 @@ func (h *Session) push(job Job) (int, error) {
 	if h.closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
+	defer h.noteQueueLocked(h.queueIDsLocked()) // runs before the unlock
 	front := job.Kind == JobResume && h.state == StateSuspended
 	atRest := !h.state.Busy()
 	if atRest {
@@ -315,6 +321,7 @@ func (h *Session) run(tk takenTurn) {
 		}
 		if h.handoff == nil && len(h.queue) > 0 && !h.closed {
 			tk = h.takeLocked()
+			h.queueChangedLocked(nil) // its entry left the queue
 			h.mu.Unlock()
 			continue
 		}
@@ -505,9 +512,9 @@ func (h *Session) Interrupt() (bool, []string) {
 	for _, j := range h.queue {
 		dropped = append(dropped, j.ID)
 	}
-	h.queue = nil
+	stored := h.dropLocked(dropped)
 	h.mu.Unlock()
-	h.dropStored(dropped)
+	h.waitStored(stored, "drop queued turns")
 	if running {
 		if eng != nil {
 			eng.Interrupt() // marks the turn interrupted (not just cancelled)
@@ -532,10 +539,10 @@ func (h *Session) InterruptAll() {
 			dropped = append(dropped, j.ID)
 		}
 	}
-	h.queue = nil
+	stored := h.dropLocked(dropped)
 	awaiting := h.state == StateAwaiting
 	h.mu.Unlock()
-	h.dropStored(dropped)
+	h.waitStored(stored, "drop queued turns")
 	if eng == nil {
 		return
 	}
@@ -546,15 +553,33 @@ func (h *Session) InterruptAll() {
 	eng.Interrupt()
 }
 
-// dropStored removes dropped turns from the store's queue.
-func (h *Session) dropStored(dropped []string) {
+// dropLocked empties the runner's queue; the dropped turns leave the
+// store's queue with the queue_changed event that says so (queued behind
+// the writes before it, so a turn_start already queued is not overtaken).
+// The channel gets the commit's result (nil when nothing was dropped).
+func (h *Session) dropLocked(dropped []string) <-chan error {
+	h.queue = nil
 	if len(dropped) == 0 {
+		return nil
+	}
+	return h.queueChangedLocked(&store.QueueEdit{Remove: dropped})
+}
+
+// waitStored waits (at most 5 s) for a queue change's commit and logs its
+// failure.
+func (h *Session) waitStored(stored <-chan error, what string) {
+	if stored == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.s.ctx), 5*time.Second)
-	defer cancel()
-	if _, err := h.s.opts.Store.DropQueuedTurns(ctx, h.id, "", dropped...); err != nil {
-		h.s.log.Warn("drop queued turns", "session", h.id, "err", err)
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case err := <-stored:
+		if err != nil {
+			h.s.log.Warn(what, "session", h.id, "err", err)
+		}
+	case <-t.C:
+		h.s.log.Warn(what, "session", h.id, "err", "not stored after 5s")
 	}
 }
 
@@ -735,7 +760,7 @@ func queuedInput(in engine.Input) json.RawMessage {
 
 // jobOf rebuilds a stored queued turn, reading its attachments back.
 func (h *Session) jobOf(qt store.QueuedTurn) (Job, error) {
-	job := Job{ID: qt.TurnID, From: qt.From}
+	job := Job{ID: qt.TurnID, From: qt.From, Queued: qt.CreatedAt}
 	switch qt.Kind {
 	case store.TurnStart:
 		job.Kind = JobStart

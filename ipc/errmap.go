@@ -28,6 +28,7 @@ var hostedErrors = []errCode{
 	// the session host (backend)
 	{backend.ErrInvalid, wsrpc.CodeInvalidParams, ""},
 	{backend.ErrConflict, wsrpc.CodeConflict, ""},
+	{backend.ErrAlreadyStarted, wsrpc.CodeConflict, protocol.KindAlreadyStarted},
 	{backend.ErrClosed, wsrpc.CodeInternal, ""},
 	{backend.ErrInvalidRequest, wsrpc.CodeInvalidRequest, ""},
 	{store.ErrNotFound, wsrpc.CodeNotFound, ""},

@@ -65,6 +65,7 @@ func routeGroups() []map[string]handler {
 		projectRoutes(),   // project.go
 		sessionRoutes(),   // session.go
 		turnRoutes(),      // turn.go
+		queueRoutes(),     // queue.go
 		providerRoutes(),  // providers.go
 		agentRoutes(),     // agents.go
 		vcsRoutes(),       // vcs.go
@@ -104,4 +105,7 @@ var orderedMethods = map[string]bool{
 	"turn.start":      true,
 	"turn.steer":      true,
 	"turn.unsteer":    true,
+	"queue.update":    true,
+	"queue.move":      true,
+	"queue.remove":    true,
 }

@@ -65,6 +65,9 @@ const (
 	// -32003: vcs.restore or vcs.diff of a turn whose snapshot expired
 	// (collected to keep the project's snapshot storage under its cap).
 	KindSnapshotExpired ErrorKind = "snapshot_expired"
+	// -32003: queue.update, queue.move or queue.remove of a turn that has
+	// started (it left the queue).
+	KindAlreadyStarted ErrorKind = "already_started"
 
 	// -32004: a path outside the workspace or the project.
 	KindOutsideWorkspace ErrorKind = "outside_workspace"
@@ -88,7 +91,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }
@@ -132,6 +135,10 @@ type ErrorData struct {
 	// Supported is the range of protocol versions the sidecar speaks
 	// (kind unsupported_version).
 	Supported *VersionRange `json:"supported,omitempty"`
+	// Reason says why an edit of the queue (queue.update, queue.move,
+	// queue.remove) was refused with -32003: already_started, the same
+	// value as Kind, named as those methods document it.
+	Reason ErrorKind `json:"reason,omitempty"`
 	// Message says the error to people, in the sidecar's default language
 	// (the shell's initialize locale, else the OS locale), for the kinds a
 	// shell shows (no_api_key, busy, stale_hash, …); absent for the others.

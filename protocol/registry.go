@@ -64,6 +64,11 @@ func Methods() []MethodSpec {
 		{"turn.steer", TurnSteerParams{}, TurnSteerResult{}},
 		{"turn.unsteer", TurnSteerParams{}, TurnUnsteerResult{}},
 
+		{"queue.list", SessionIDParams{}, QueueListResult{}},
+		{"queue.update", QueueUpdateParams{}, QueueListResult{}},
+		{"queue.move", QueueMoveParams{}, QueueListResult{}},
+		{"queue.remove", QueueTurnParams{}, QueueListResult{}},
+
 		{"request.respond", RequestRespondParams{}, RequestRespondResult{}},
 
 		{"keys.set", KeysSetParams{}, KeyStatus{}},
@@ -149,6 +154,7 @@ func Events() []EventSpec {
 		{EventTurnSuspended, TurnSuspendedData{}},
 		{EventUsage, UsageData{}},
 		{EventRateLimits, RateLimitsData{}},
+		{EventQueueChanged, QueueChangedData{}},
 		{EventRequestResolved, RequestResolvedData{}},
 	}
 }

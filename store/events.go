@@ -48,6 +48,9 @@ type EventInput struct {
 	// stored totals' (totals recorded out of order never go back).
 	Usage    json.RawMessage
 	UsageSeq int64
+	// Queue, when set, edits the session's turn queue in the same
+	// transaction (queue.update, queue.move, queue.remove).
+	Queue *QueueEdit
 }
 
 // Title is a session name and where it came from (auto | user).
@@ -354,6 +357,11 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 			WHERE pk = ? AND (? = 'user' OR title_source = 'auto')`,
 			d.Name, source, st.pk, source); err != nil {
 			return fmt.Errorf("name session: %w", err)
+		}
+	}
+	if e.Queue != nil {
+		if err := t.editQueue(st.pk, e.Queue); err != nil {
+			return err
 		}
 	}
 	if e.Dequeue && e.TurnID != "" {

@@ -27,8 +27,81 @@ type QueuedTurn struct {
 	From string
 	// Input is the host's description of the turn (text, attachment refs):
 	// a JSON value the store keeps as given.
-	Input     json.RawMessage
+	Input json.RawMessage
+	// CreatedAt is when the turn was acknowledged (zero: now).
 	CreatedAt time.Time
+}
+
+// QueueEdit is a change of a session's turn queue, made in an event's
+// transaction (EventInput.Queue). The queue's order is its rows' order:
+// Order rewrites the rows it names, in its order, after the rows it does
+// not name (a turn the runner took but whose turn_start is not stored yet
+// stays first).
+type QueueEdit struct {
+	// Remove takes these turns out of the queue.
+	Remove []string
+	// Inputs replaces the input (a JSON value) of the turns it names.
+	Inputs map[string]json.RawMessage
+	// Order, when not empty, is the new order of the turns it names.
+	Order []string
+}
+
+// editQueue applies a QueueEdit to the session's rows. A turn it names
+// that is not queued is refused (ErrNotFound): the host's queue and the
+// store's never disagree, so that is a bug; the op's transaction is rolled
+// back (the error is not a refusal: its event row is written already).
+func (t *wtx) editQueue(sessionPK int64, q *QueueEdit) error {
+	have := func(id string) error {
+		var n int
+		if err := t.queryRow("SELECT count(*) FROM turn_queue WHERE session_pk = ? AND turn_id = ?", sessionPK, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: queued turn %q", ErrNotFound, id)
+		}
+		return nil
+	}
+	for _, id := range q.Remove {
+		if err := have(id); err != nil {
+			return err
+		}
+		if _, err := t.exec("DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", sessionPK, id); err != nil {
+			return fmt.Errorf("remove queued turn: %w", err)
+		}
+	}
+	for id, in := range q.Inputs {
+		if !json.Valid(in) {
+			return fmt.Errorf("%w: input of %q is not JSON", ErrInvalid, id)
+		}
+		if err := have(id); err != nil {
+			return err
+		}
+		if _, err := t.exec("UPDATE turn_queue SET input = ? WHERE session_pk = ? AND turn_id = ?", string(in), sessionPK, id); err != nil {
+			return fmt.Errorf("update queued turn: %w", err)
+		}
+	}
+	for _, id := range q.Order {
+		// Taken out and put back at the end: the rows end up in Order's
+		// order, behind the ones it does not name.
+		var kind, from, input string
+		var created int64
+		err := t.queryRow("SELECT kind, from_turn, input, created_at FROM turn_queue WHERE session_pk = ? AND turn_id = ?",
+			sessionPK, id).Scan(&kind, &from, &input, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: queued turn %q", ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := t.exec("DELETE FROM turn_queue WHERE session_pk = ? AND turn_id = ?", sessionPK, id); err != nil {
+			return fmt.Errorf("move queued turn: %w", err)
+		}
+		if _, err := t.exec(`INSERT INTO turn_queue (session_pk, turn_id, kind, from_turn, input, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, sessionPK, id, kind, from, input, created); err != nil {
+			return fmt.Errorf("move queued turn: %w", err)
+		}
+	}
+	return nil
 }
 
 func validTurnKind(k string) bool { return k == TurnStart || k == TurnRetry || k == TurnResume }
@@ -49,7 +122,11 @@ func (s *Store) EnqueueTurn(ctx context.Context, sessionID string, qt QueuedTurn
 		return 0, fmt.Errorf("enqueue turn: %w: status %q", ErrInvalid, status)
 	}
 	var ahead int
+	created := qt.CreatedAt.UnixMilli()
 	err := s.write(ctx, func(t *wtx) error {
+		if qt.CreatedAt.IsZero() {
+			created = t.nowMS()
+		}
 		st, err := t.session(sessionID)
 		if err != nil {
 			return refuse(err)
@@ -58,7 +135,7 @@ func (s *Store) EnqueueTurn(ctx context.Context, sessionID string, qt QueuedTurn
 			return err
 		}
 		if _, err := t.exec(`INSERT INTO turn_queue (session_pk, turn_id, kind, from_turn, input, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, st.pk, qt.TurnID, qt.Kind, qt.From, string(qt.Input), t.nowMS()); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?)`, st.pk, qt.TurnID, qt.Kind, qt.From, string(qt.Input), created); err != nil {
 			return err
 		}
 		return t.setStatus(st.pk, status)
@@ -269,4 +346,18 @@ func (t *wtx) setStatus(pk int64, status string) error {
 		return fmt.Errorf("set status: %w", err)
 	}
 	return nil
+}
+
+// TurnStarted reports whether a session has a turn_start event of turnID.
+func (s *Store) TurnStarted(ctx context.Context, sessionID, turnID string) (bool, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return false, fmt.Errorf("turn started: %w", err)
+	}
+	var n int
+	err = s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE session_pk = ? AND type = 'turn_start' AND turn_id = ?", pk, turnID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("turn started: %w", err)
+	}
+	return n > 0, nil
 }

@@ -148,3 +148,59 @@ func TestMigrateFromV3(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, pend, 1)
 }
+
+// TestQueueEdit: an event's QueueEdit removes, rewrites and reorders queued
+// turns in the event's transaction (the order survives a reopen); an edit
+// naming a turn that is not queued fails with nothing changed, the event
+// included.
+func TestQueueEdit(t *testing.T) {
+	ctx := ctxT(t)
+	dir := t.TempDir()
+	s, err := Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	ss := newSession(t, s)
+	for _, id := range []string{"t1", "t2", "t3", "t4"} {
+		_, err := s.EnqueueTurn(ctx, ss.ID, QueuedTurn{TurnID: id, Kind: TurnStart, Input: json.RawMessage(`{"text":"` + id + `"}`)}, "")
+		require.NoError(t, err)
+	}
+	order := func() []string {
+		q, err := s.QueuedTurns(ctx, ss.ID)
+		require.NoError(t, err)
+		ids := []string{}
+		for _, qt := range q {
+			ids = append(ids, qt.TurnID)
+		}
+		return ids
+	}
+	before, err := s.QueuedTurns(ctx, ss.ID)
+	require.NoError(t, err)
+
+	// t1 was taken by the runner (not named): it stays first.
+	evs, err := s.Append(ctx, ss.ID, EventInput{Type: "queue_changed", Queue: &QueueEdit{
+		Remove: []string{"t3"},
+		Inputs: map[string]json.RawMessage{"t2": json.RawMessage(`{"text":"two, edited"}`)},
+		Order:  []string{"t4", "t2"},
+	}})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, []string{"t1", "t4", "t2"}, order())
+
+	_, err = s.Append(ctx, ss.ID, EventInput{Type: "queue_changed", Queue: &QueueEdit{Order: []string{"t2", "gone"}}})
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = s.Append(ctx, ss.ID, EventInput{Type: "queue_changed", Queue: &QueueEdit{Remove: []string{"t3"}}})
+	require.ErrorIs(t, err, ErrNotFound, "a removed turn is not queued")
+	last, err := s.LastSeq(ctx, ss.ID)
+	require.NoError(t, err)
+	require.Equal(t, evs[0].Seq, last, "a failed edit stores no event")
+	require.NoError(t, s.Close())
+
+	s, err = Open(ctx, dir, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, []string{"t1", "t4", "t2"}, order())
+	q, err := s.QueuedTurns(ctx, ss.ID)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"text":"two, edited"}`, string(q[2].Input))
+	require.Equal(t, before[1].CreatedAt, q[2].CreatedAt, "a move keeps the time the turn was queued")
+	require.JSONEq(t, `{"text":"t4"}`, string(q[1].Input))
+}

@@ -127,6 +127,9 @@ func errorData(err error, code int, extra []ErrCode) *protocol.ErrorData {
 			break
 		}
 	}
+	if d.Kind == protocol.KindAlreadyStarted {
+		d.Reason = d.Kind
+	}
 	var pe *protocol.ParamError
 	if code == CodeInvalidParams && errors.As(err, &pe) {
 		d.Field, d.Expected = pe.Field, pe.Expected

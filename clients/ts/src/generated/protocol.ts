@@ -35,6 +35,7 @@ export type ErrorKind =
   | "uncommitted_changes"
   | "terminal_unavailable"
   | "snapshot_expired"
+  | "already_started"
   | "outside_workspace"
   | "untrusted"
   | "no_model"
@@ -70,6 +71,7 @@ export type EventType =
   | "turn_suspended"
   | "usage"
   | "rate_limits"
+  | "queue_changed"
   | "request_resolved";
 /**
  * Feature names an optional feature a shell may adapt to.
@@ -246,6 +248,11 @@ export type KnownSessionEvent1 =
   | {
       type: "rate_limits";
       data: RateLimitsData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "queue_changed";
+      data: QueueChangedData;
       [k: string]: unknown;
     }
   | {
@@ -607,6 +614,12 @@ export interface ErrorData {
    */
   expected?: string;
   supported?: VersionRange;
+  /**
+   * Reason says why an edit of the queue (queue.update, queue.move,
+   * queue.remove) was refused with -32003: already_started, the same
+   * value as Kind, named as those methods document it.
+   */
+  reason?: ErrorKind | (string & {});
   /**
    * Message says the error to people, in the sidecar's default language
    * (the shell's initialize locale, else the OS locale), for the kinds a
@@ -1437,12 +1450,78 @@ export interface QuestionResponse {
   answer: string;
 }
 /**
+ * QueueChangedData: the queue of waiting turns after a change (a turn was queued, started, edited, moved or removed, or the queue was dropped).
+ */
+export interface QueueChangedData {
+  /**
+   * TaskID is always "": the event belongs to no turn.
+   */
+  taskId: string;
+  entries: QueueEntry[];
+}
+/**
+ * QueueEntry is a turn that turn.start acknowledged and that has not started yet.
+ */
+export interface QueueEntry {
+  turnId: string;
+  text: string;
+  /**
+   * Attachments are the turn's saved attachments.
+   */
+  attachments: AttachmentRef[];
+  /**
+   * Position is the entry's place in the queue, from 0 (the next to
+   * start).
+   */
+  position: number;
+  /**
+   * CreatedAt is when turn.start acknowledged the turn (RFC 3339).
+   */
+  createdAt: string;
+}
+/**
+ * QueueListResult is the result of queue.list, queue.update, queue.move and queue.remove: the queue, in the order its turns will start.
+ */
+export interface QueueListResult {
+  entries: QueueEntry[];
+}
+/**
+ * QueueMoveParams are the params of queue.move.
+ */
+export interface QueueMoveParams {
+  sessionId: string;
+  turnId: string;
+  /**
+   * BeforeTurnID is the queued turn to move it in front of; absent: to
+   * the end of the queue.
+   */
+  beforeTurnId?: string;
+}
+/**
  * QueueSteeringData: steering text was injected.
  */
 export interface QueueSteeringData {
   taskId: string;
   text: string;
   attachments?: AttachmentRef[];
+}
+/**
+ * QueueTurnParams are the params of queue.remove.
+ */
+export interface QueueTurnParams {
+  sessionId: string;
+  turnId: string;
+}
+/**
+ * QueueUpdateParams are the params of queue.update.
+ */
+export interface QueueUpdateParams {
+  sessionId: string;
+  turnId: string;
+  /**
+   * Text replaces the turn's text (at most 1 MiB; its attachments stay).
+   */
+  text: string;
 }
 /**
  * RateLimitWindow is one of the endpoint's budgets (x-ratelimit-*).
@@ -2563,6 +2642,10 @@ export interface SchemaMethods {
   "providers.delete": { params: NameParams; result: DeletedResult };
   "providers.list": { params: Empty; result: ProvidersListResult };
   "providers.set": { params: ProvidersSetParams; result: Provider };
+  "queue.list": { params: SessionIDParams; result: QueueListResult };
+  "queue.move": { params: QueueMoveParams; result: QueueListResult };
+  "queue.remove": { params: QueueTurnParams; result: QueueListResult };
+  "queue.update": { params: QueueUpdateParams; result: QueueListResult };
   "request.respond": { params: RequestRespondParams; result: RequestRespondResult };
   "search.get": { params: Empty; result: SearchConfig };
   "search.set": { params: SearchSetParams; result: SearchConfig };
@@ -2630,6 +2713,7 @@ export interface SchemaEventData {
   llm_retry: LLMRetryData;
   permission_required: PermissionRequiredData;
   plan_proposed: PlanProposedData;
+  queue_changed: QueueChangedData;
   queue_steering: QueueSteeringData;
   rate_limits: RateLimitsData;
   reasoning_delta: DeltaData;
@@ -2689,7 +2773,7 @@ export interface UnknownPendingRequest {
 export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
 
 /** The event types this package knows (schema.json `$defs.EventType`). */
-export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","request_resolved"] as const;
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","queue_changed","request_resolved"] as const;
 
 /** The request kinds this package knows (schema.json `$defs.RequestKind`). */
 export const schemaRequestKinds = ["approval","question","plan","directory"] as const;

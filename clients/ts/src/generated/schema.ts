@@ -229,6 +229,38 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/Provider"
    }
   },
+  "queue.list": {
+   "params": {
+    "$ref": "#/$defs/SessionIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/QueueListResult"
+   }
+  },
+  "queue.move": {
+   "params": {
+    "$ref": "#/$defs/QueueMoveParams"
+   },
+   "result": {
+    "$ref": "#/$defs/QueueListResult"
+   }
+  },
+  "queue.remove": {
+   "params": {
+    "$ref": "#/$defs/QueueTurnParams"
+   },
+   "result": {
+    "$ref": "#/$defs/QueueListResult"
+   }
+  },
+  "queue.update": {
+   "params": {
+    "$ref": "#/$defs/QueueUpdateParams"
+   },
+   "result": {
+    "$ref": "#/$defs/QueueListResult"
+   }
+  },
   "request.respond": {
    "params": {
     "$ref": "#/$defs/RequestRespondParams"
@@ -615,6 +647,9 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "plan_proposed": {
    "$ref": "#/$defs/PlanProposedData"
+  },
+  "queue_changed": {
+   "$ref": "#/$defs/QueueChangedData"
   },
   "queue_steering": {
    "$ref": "#/$defs/QueueSteeringData"
@@ -1334,6 +1369,17 @@ export const protocolSchema: Record<string, unknown> = {
      "$ref": "#/$defs/VersionRange",
      "description": "Supported is the range of protocol versions the sidecar speaks\n(kind unsupported_version)."
     },
+    "reason": {
+     "anyOf": [
+      {
+       "$ref": "#/$defs/ErrorKind"
+      },
+      {
+       "type": "string"
+      }
+     ],
+     "description": "Reason says why an edit of the queue (queue.update, queue.move,\nqueue.remove) was refused with -32003: already_started, the same\nvalue as Kind, named as those methods document it."
+    },
     "message": {
      "type": "string",
      "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."
@@ -1369,6 +1415,7 @@ export const protocolSchema: Record<string, unknown> = {
     "uncommitted_changes",
     "terminal_unavailable",
     "snapshot_expired",
+    "already_started",
     "outside_workspace",
     "untrusted",
     "no_model",
@@ -1482,6 +1529,7 @@ export const protocolSchema: Record<string, unknown> = {
     "turn_suspended",
     "usage",
     "rate_limits",
+    "queue_changed",
     "request_resolved"
    ],
    "description": "EventType names a session event (session.event's type)."
@@ -3096,6 +3144,96 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "QuestionResponse answers an ask_user_question request."
   },
+  "QueueChangedData": {
+   "properties": {
+    "taskId": {
+     "type": "string",
+     "description": "TaskID is always \"\": the event belongs to no turn."
+    },
+    "entries": {
+     "items": {
+      "$ref": "#/$defs/QueueEntry"
+     },
+     "type": "array"
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "entries"
+   ],
+   "description": "QueueChangedData: the queue of waiting turns after a change (a turn was queued, started, edited, moved or removed, or the queue was dropped)."
+  },
+  "QueueEntry": {
+   "properties": {
+    "turnId": {
+     "type": "string"
+    },
+    "text": {
+     "type": "string"
+    },
+    "attachments": {
+     "items": {
+      "$ref": "#/$defs/AttachmentRef"
+     },
+     "type": "array",
+     "description": "Attachments are the turn's saved attachments."
+    },
+    "position": {
+     "type": "integer",
+     "description": "Position is the entry's place in the queue, from 0 (the next to\nstart)."
+    },
+    "createdAt": {
+     "type": "string",
+     "description": "CreatedAt is when turn.start acknowledged the turn (RFC 3339)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "turnId",
+    "text",
+    "attachments",
+    "position",
+    "createdAt"
+   ],
+   "description": "QueueEntry is a turn that turn.start acknowledged and that has not started yet."
+  },
+  "QueueListResult": {
+   "properties": {
+    "entries": {
+     "items": {
+      "$ref": "#/$defs/QueueEntry"
+     },
+     "type": "array"
+    }
+   },
+   "type": "object",
+   "required": [
+    "entries"
+   ],
+   "description": "QueueListResult is the result of queue.list, queue.update, queue.move and queue.remove: the queue, in the order its turns will start."
+  },
+  "QueueMoveParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    },
+    "beforeTurnId": {
+     "type": "string",
+     "description": "BeforeTurnID is the queued turn to move it in front of; absent: to\nthe end of the queue."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId"
+   ],
+   "description": "QueueMoveParams are the params of queue.move."
+  },
   "QueueSteeringData": {
    "properties": {
     "taskId": {
@@ -3117,6 +3255,45 @@ export const protocolSchema: Record<string, unknown> = {
     "text"
    ],
    "description": "QueueSteeringData: steering text was injected."
+  },
+  "QueueTurnParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId"
+   ],
+   "description": "QueueTurnParams are the params of queue.remove."
+  },
+  "QueueUpdateParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    },
+    "text": {
+     "type": "string",
+     "description": "Text replaces the turn's text (at most 1 MiB; its attachments stay)."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId",
+    "text"
+   ],
+   "description": "QueueUpdateParams are the params of queue.update."
   },
   "RateLimitWindow": {
    "properties": {
@@ -4028,6 +4205,20 @@ export const protocolSchema: Record<string, unknown> = {
       },
       "data": {
        "$ref": "#/$defs/RateLimitsData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "queue_changed"
+      },
+      "data": {
+       "$ref": "#/$defs/QueueChangedData"
       }
      },
      "required": [

@@ -53,6 +53,20 @@ func waitFile(t *testing.T, path string) {
 	}
 }
 
+// waitWritten waits until path has content: a shell's `echo x >> f`
+// creates f before it writes, so a file that exists may still be empty.
+func waitWritten(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s never had content", path)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // kill9 SIGKILLs the sidecar and waits until it is gone and its data-dir
 // lock is free: a child it was forking when it died holds a copy of the
 // lock until that child execs.
@@ -187,7 +201,7 @@ func TestE2EKillInSlowTool(t *testing.T) {
 	evs := untilType(t, e.c, e.sid, "permission_required")
 	require.NoError(t, e.c.Respond(tctx(t), e.sid, dataOf(t, evs[len(evs)-1])["requestId"].(string), map[string]string{"outcome": "once"}))
 	untilType(t, e.c, e.sid, "tool_started")
-	waitFile(t, started)
+	waitWritten(t, started)
 	e.p.kill9(t)
 
 	p2 := spawn(t, e.dataDir, "ZQAGENT_SCRIPT="+writeScript(t, text("unused")))
@@ -547,7 +561,7 @@ func TestE2EKillDuringSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	untilType(t, c, sid, "tool_finished") // the before-turn snapshot is done
 	require.NoError(t, os.WriteFile(filepath.Join(gate, "arm"), nil, 0o600))
-	waitFile(t, filepath.Join(gate, "held", "pid"))
+	waitWritten(t, filepath.Join(gate, "held", "pid"))
 	p.kill9(t)
 	args, _ := os.ReadFile(filepath.Join(gate, "held", "args"))
 	t.Logf("killed while git %s", strings.TrimSpace(string(args)))

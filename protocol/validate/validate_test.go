@@ -40,7 +40,7 @@ func TestFrames(t *testing.T) {
 		{"batch", "", `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"m","data":{"kind":"method_not_found"}}}]`, true},
 		{"batch with a bad element", "", `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"1.0","id":2,"result":{}}]`, false},
 		{"grant with a null time", "session.grants", `{"jsonrpc":"2.0","id":1,"result":{"grants":[{"kind":"tool","name":"write_file","grantedAt":null}]}}`, true},
-		{"pending request of the wrong data", "session.subscribe", `{"jsonrpc":"2.0","id":1,"result":{"lastSeq":1,"running":false,"pendingRequests":[{"requestId":"r","kind":"question","turnId":"t","seq":1,"data":` + turnEnd + `,"createdAt":"2026-12-01T10:00:00Z"}]}}`, false},
+		{"pending request of the wrong data", "session.subscribe", `{"jsonrpc":"2.0","id":1,"result":{"lastSeq":1,"running":false,"clients":[],"pendingRequests":[{"requestId":"r","kind":"question","turnId":"t","seq":1,"data":` + turnEnd + `,"createdAt":"2026-12-01T10:00:00Z"}]}}`, false},
 		{"not JSON", "", `{`, false},
 	} {
 		err := v.Frame(tc.method, []byte(tc.frame))
@@ -76,7 +76,7 @@ func TestClientMode(t *testing.T) {
 		return `{"jsonrpc":"2.0","method":"session.event","params":{"sessionId":"s","seq":1,"turnId":"t","type":"` + typ + `","data":` + data + `,"time":"2026-12-01T10:00:00.5Z"}}`
 	}
 	pending := func(kind, data string) string {
-		return `{"jsonrpc":"2.0","id":1,"result":{"lastSeq":1,"running":true,"pendingRequests":[{"requestId":"r","kind":"` + kind + `","turnId":"t","seq":1,"data":` + data + `,"createdAt":"2026-12-01T10:00:00Z"}]}}`
+		return `{"jsonrpc":"2.0","id":1,"result":{"lastSeq":1,"running":true,"clients":[],"pendingRequests":[{"requestId":"r","kind":"` + kind + `","turnId":"t","seq":1,"data":` + data + `,"createdAt":"2026-12-01T10:00:00Z"}]}}`
 	}
 	perm := `{"taskId":"t","reqId":"c1","requestId":"perm_1","name":"run_shell","arguments":{},"reason":"r","category":"shell","command":"ls","alwaysCommand":false}`
 	require.NoError(t, exact.Frame("session.subscribe", []byte(pending("approval", perm))), "the approval fixture is right")
@@ -93,7 +93,7 @@ func TestClientMode(t *testing.T) {
 		{"a new request kind", "session.subscribe", pending("elicitation", `{"server":"s","message":"m"}`)},
 		{"a new feature and event type in capabilities", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"server":{"name":"zqagent-sidecar","version":"9","build":"x"},"protocolVersion":1,"capabilities":{"methods":["future.method"],"eventTypes":["turn_start","future_event"],"features":["vcs","mcpOAuth"],"protocolVersions":{"min":1,"max":1,"x":0},"maxFrameBytes":1,"maxBatch":1,"provider":"demo","languages":["en"],"defaultLang":"en"}}}`},
 		{"a new error kind", "turn.start", `{"jsonrpc":"2.0","id":3,"error":{"code":-32003,"message":"m","data":{"kind":"rate_limited"}}}`},
-		{"a new notification", "", `{"jsonrpc":"2.0","method":"session.presence","params":{"sessionId":"s","clients":[]}}`},
+		{"a new notification", "", `{"jsonrpc":"2.0","method":"session.future","params":{"sessionId":"s"}}`},
 	} {
 		require.NoError(t, client.Frame(tc.method, []byte(tc.frame)), "client: %s", tc.name)
 		require.Error(t, exact.Frame(tc.method, []byte(tc.frame)), "exact: %s", tc.name)
@@ -108,7 +108,7 @@ func TestClientMode(t *testing.T) {
 		{"an event type that is not a string", "", ev(`"+1+"`, `{}`)},
 		{"event data that is not an object", "", ev("future_event", `[]`)},
 		{"a new member in the JSON-RPC envelope", "turn.start", `{"jsonrpc":"2.0","id":3,"result":{"turnId":"t","queued":0},"x":1}`},
-		{"a notification without params", "", `{"jsonrpc":"2.0","method":"session.presence"}`},
+		{"a notification without params", "", `{"jsonrpc":"2.0","method":"session.future"}`},
 	} {
 		require.Error(t, client.Frame(tc.method, []byte(tc.frame)), "client: %s", tc.name)
 		require.Error(t, exact.Frame(tc.method, []byte(tc.frame)), "exact: %s", tc.name)

@@ -127,13 +127,6 @@ func New(opts Options) (*Backend, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	ids, err := RecoverInterrupted(context.Background(), opts.Store)
-	if err != nil {
-		return nil, fmt.Errorf("new backend: %w", err)
-	}
-	if len(ids) > 0 {
-		opts.Logger.Info("sessions interrupted by the last exit", "sessions", ids)
-	}
 	if opts.SubscriberBuffer <= 0 {
 		opts.SubscriberBuffer = DefaultSubscriberBuffer
 	}
@@ -154,6 +147,14 @@ func New(opts Options) (*Backend, error) {
 		cancel:       cancel,
 		openProjects: map[string]struct{}{},
 		lang:         newLangState(opts.SystemLocale),
+	}
+	ids, err := RecoverInterrupted(ctx, opts.Store, b.langOf)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("new backend: %w", err)
+	}
+	if len(ids) > 0 {
+		opts.Logger.Info("sessions interrupted by the last exit", "sessions", ids)
 	}
 	b.bg, b.cancelBG = context.WithCancel(ctx)
 	b.termOutput = newEnvelope(opts.Envelope, "terminal.output")

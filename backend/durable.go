@@ -160,8 +160,9 @@ const RestartReason = "sidecar_restart"
 //     {status: interrupted, reason: sidecar_restart};
 //   - queued turns stay queued (the server runs them when it starts).
 //
+// The turn_end's message is in the session's language (lang; nil: none).
 // It returns the ids of the sessions whose turn it settled.
-func RecoverInterrupted(ctx context.Context, st *store.Store) ([]string, error) {
+func RecoverInterrupted(ctx context.Context, st *store.Store, lang func(sessionID string) string) ([]string, error) {
 	// A session stored queued whose queue is empty (its turns were dropped
 	// or ended unstarted) is at rest.
 	queuedIDs, err := st.SessionsWithStatus(ctx, string(StateQueued))
@@ -207,6 +208,9 @@ func RecoverInterrupted(ctx context.Context, st *store.Store) ([]string, error) 
 			ev = engine.Event{Type: protocol.EventTurnSuspended, Data: d}
 		} else {
 			d := protocol.TurnEndData{Status: protocol.TurnInterrupted, ProducedFiles: []string{}, Reason: RestartReason}
+			if lang != nil {
+				d.Message = engine.ReasonMessage(lang(id), RestartReason)
+			}
 			d.TaskID = start.TurnID
 			ev = engine.Event{Type: protocol.EventTurnEnd, Data: d}
 		}

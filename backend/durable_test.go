@@ -91,7 +91,7 @@ func TestRecoverInterruptedSettles(t *testing.T) {
 	_, err = st.EnqueueTurn(ctx, queued, store.QueuedTurn{TurnID: "tq", Kind: store.TurnStart}, "queued")
 	require.NoError(t, err)
 
-	ids, err := RecoverInterrupted(ctx, st)
+	ids, err := RecoverInterrupted(ctx, st, nil)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{waiting, running}, ids)
 	for id, want := range map[string]string{waiting: "suspended", running: "interrupted", queued: "queued", emptied: "idle"} {
@@ -105,7 +105,7 @@ func TestRecoverInterruptedSettles(t *testing.T) {
 	ev, _, err = st.LastEventOfType(ctx, running, "turn_end")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"taskId":"tr","status":"interrupted","iterations":0,"produced_files":[],"reason":"sidecar_restart"}`, string(ev.Data))
-	ids, err = RecoverInterrupted(ctx, st)
+	ids, err = RecoverInterrupted(ctx, st, nil)
 	require.NoError(t, err)
 	require.Empty(t, ids, "only once")
 }

@@ -99,7 +99,7 @@ func TestInterruptAtEveryMoment(t *testing.T) {
 					store.EventInput{TurnID: "t-dead", Type: "permission_required", Data: json.RawMessage(`{"taskId":"t-dead","requestId":"rq","reqId":"c1","name":"run_shell","arguments":{"command":"echo x"},"reason":"shell","category":"exec","command":"echo","alwaysCommand":true}`),
 						Pending: &store.PendingInput{RequestID: "rq", Kind: store.KindApproval, ToolCallID: "c1"}})
 				require.NoError(t, err)
-				_, err = backend.RecoverInterrupted(ctx, ts.st)
+				_, err = backend.RecoverInterrupted(ctx, ts.st, nil)
 				require.NoError(t, err)
 				_, err = c.Subscribe(tctx(t), sid, 0) // a new process's first subscriber
 				require.NoError(t, err)

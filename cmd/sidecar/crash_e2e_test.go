@@ -172,6 +172,7 @@ func TestE2EKillWhileStreaming(t *testing.T) {
 	require.Equal(t, turnID, last.TurnID)
 	require.Equal(t, "interrupted", dataOf(t, last)["status"])
 	require.Equal(t, "sidecar_restart", dataOf(t, last)["reason"])
+	require.NotEmpty(t, dataOf(t, last)["message"], "the restart's turn_end says why, like every turn_end with a reason")
 	require.Equal(t, map[string]int{turnID: 1}, turnEnds(evs))
 	require.NotEmpty(t, ofType(evs, "assistant_delta"), "the streamed deltas were stored before they were sent")
 

@@ -224,6 +224,7 @@ func (t *turn) startCall(st *callState, results chan<- callResult) bool {
 		return false
 	}
 	ctx := context.WithValue(t.ctx, turnKey{}, &callInfo{t: t, callID: st.call.ID})
+	ctx = tools.WithElicitor(ctx, interactor{t.e}) // an MCP server's elicitation during the call (elicit.go)
 	if st.userApproved {
 		ctx = tools.WithUserApproved(ctx)
 	}

@@ -28,6 +28,8 @@ type conn struct {
 	closing   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
+
+	calls callSet // the tool calls in flight, for elicitations (elicit.go)
 }
 
 // dialer is what connecting needs from the manager.
@@ -77,7 +79,7 @@ func (d *dialer) dial(ctx context.Context, cfg ServerConfig) (*conn, []mcp.Tool,
 		var tr *transport.StreamableHTTP
 		tr, err = transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithHTTPLogger(d.logger))
 		if err == nil {
-			c.client = client.NewClient(tr)
+			c.client = client.NewClient(tr, c.clientOptions(d)...)
 			err = c.client.Start(connCtx)
 		}
 	case TypeSSE:
@@ -135,6 +137,7 @@ func (c *conn) lost(d *dialer, err error) {
 
 // call runs one tool call.
 func (c *conn) call(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	defer c.calls.track(ctx)()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	if len(args) == 0 {

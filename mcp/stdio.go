@@ -69,7 +69,7 @@ func (d *dialer) startStdio(ctx context.Context, cfg ServerConfig, c *conn) (*ch
 	}
 	tr := transport.NewStdioWithOptions(cfg.Command[0], proc.Env(nil, extra...), cfg.Command[1:],
 		transport.WithCommandFunc(cmdFunc), transport.WithCommandLogger(d.logger))
-	cl := client.NewClient(tr)
+	cl := client.NewClient(tr, c.clientOptions(d)...)
 	err = cl.Start(ctx)
 	_ = w.Close() // the child holds its own copy now
 	if err != nil || cmd == nil || cmd.Process == nil {

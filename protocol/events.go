@@ -44,7 +44,7 @@ func EventTypes() []EventType {
 // a requestId (request.respond).
 func (t EventType) Interactive() bool {
 	switch t {
-	case EventPermissionRequired, EventAskUserQuestion, EventPlanProposed, EventDirectoryRequested:
+	case EventPermissionRequired, EventAskUserQuestion, EventPlanProposed, EventDirectoryRequested, EventElicitationRequested:
 		return true
 	}
 	return false
@@ -279,6 +279,8 @@ const (
 	// The request's turn ended (interrupted, failed, closed) before an
 	// answer; it can no longer be answered.
 	OutcomeTurnEnded = "turn_ended"
+	// An elicitation's outcomes (accepted, declined, cancelled) are in
+	// elicitation.go.
 )
 
 // RequestResolvedData: a request (permission_required, ask_user_question,
@@ -290,7 +292,8 @@ type RequestResolvedData struct {
 	// Kind is the request's kind (approval, question, plan, directory).
 	Kind string `json:"kind" enum:"RequestKind"`
 	// Outcome is one of approved, denied, answered, granted, refused,
-	// timeout, turn_ended.
+	// timeout, turn_ended; for an elicitation accepted, declined,
+	// cancelled or turn_ended.
 	Outcome string `json:"outcome"`
 }
 

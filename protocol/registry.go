@@ -156,6 +156,7 @@ func Events() []EventSpec {
 		{EventRateLimits, RateLimitsData{}},
 		{EventQueueChanged, QueueChangedData{}},
 		{EventRequestResolved, RequestResolvedData{}},
+		{EventElicitationRequested, ElicitationRequestedData{}},
 	}
 }
 
@@ -166,6 +167,8 @@ func RequestEvents() map[RequestKind]EventType {
 		RequestQuestion:  EventAskUserQuestion,
 		RequestPlan:      EventPlanProposed,
 		RequestDirectory: EventDirectoryRequested,
+
+		RequestElicitation: EventElicitationRequested,
 	}
 }
 

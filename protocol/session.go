@@ -156,7 +156,7 @@ const (
 )
 
 // RequestKinds lists the kinds.
-var RequestKinds = []RequestKind{RequestApproval, RequestQuestion, RequestPlan, RequestDirectory}
+var RequestKinds = []RequestKind{RequestApproval, RequestQuestion, RequestPlan, RequestDirectory, RequestElicitation}
 
 // PendingRequest is an unanswered approval, question, plan or directory
 // request.
@@ -170,8 +170,9 @@ type PendingRequest struct {
 	// Seq is the seq of the event that opened it.
 	Seq int64 `json:"seq"`
 	// Data is that event's data (PermissionRequiredData,
-	// AskUserQuestionData, PlanProposedData or DirectoryRequestedData by
-	// Kind), so a card renders the same from either.
+	// AskUserQuestionData, PlanProposedData, DirectoryRequestedData or
+	// ElicitationRequestedData by Kind), so a card renders the same from
+	// either.
 	Data      json.RawMessage `json:"data"`
 	CreatedAt time.Time       `json:"createdAt"`
 }

@@ -59,8 +59,9 @@ type TurnUnsteerResult struct {
 type RequestRespondParams struct {
 	SessionID string `json:"sessionId" rpc:"required"`
 	RequestID string `json:"requestId" rpc:"required"`
-	// Response is one of ApprovalResponse, QuestionResponse, PlanResponse
-	// or DirectoryResponse, by the request's kind, with exactly its keys.
+	// Response is one of ApprovalResponse, QuestionResponse, PlanResponse,
+	// DirectoryResponse or ElicitationResponse, by the request's kind, with
+	// exactly its keys.
 	Response json.RawMessage `json:"response" rpc:"required"`
 }
 

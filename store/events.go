@@ -62,7 +62,7 @@ type Title struct {
 // PendingInput describes the interactive request an event opens.
 type PendingInput struct {
 	RequestID  string
-	Kind       string // approval | question | plan | directory
+	Kind       string // approval | question | plan | directory | elicitation
 	ToolCallID string
 	Payload    json.RawMessage
 }
@@ -87,6 +87,9 @@ const (
 	KindQuestion  = "question"
 	KindPlan      = "plan"
 	KindDirectory = "directory"
+
+	// KindElicitation is an MCP server's elicitation (elicitation_requested).
+	KindElicitation = "elicitation"
 )
 
 // preparedEvent is a validated EventInput with its history marshalled, so
@@ -117,7 +120,7 @@ func validStatus(s string) bool {
 }
 
 func validKind(k string) bool {
-	return k == KindApproval || k == KindQuestion || k == KindPlan || k == KindDirectory
+	return k == KindApproval || k == KindQuestion || k == KindPlan || k == KindDirectory || k == KindElicitation
 }
 
 func prepareEvent(in EventInput) (preparedEvent, error) { return prepareEventWith(in, nil, "") }

@@ -160,6 +160,30 @@ ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN usage_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
 `,
+	// 7: pending_requests.kind loses its CHECK (the store checks kinds, as
+	// it does statuses since 4): MCP elicitations are a new kind, and the
+	// next one needs no table rebuild.
+	`
+CREATE TABLE pending_requests_new (
+	request_id   TEXT PRIMARY KEY,
+	session_pk   INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	kind         TEXT NOT NULL,
+	turn_id      TEXT NOT NULL DEFAULT '',
+	tool_call_id TEXT NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
+	data         TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	answered     INTEGER NOT NULL DEFAULT 0,
+	response     TEXT,
+	answered_at  INTEGER,
+	answer_note  TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO pending_requests_new (request_id, session_pk, kind, turn_id, tool_call_id, seq, data, created_at, answered, response, answered_at, answer_note)
+	SELECT request_id, session_pk, kind, turn_id, tool_call_id, seq, data, created_at, answered, response, answered_at, answer_note FROM pending_requests;
+DROP TABLE pending_requests;
+ALTER TABLE pending_requests_new RENAME TO pending_requests;
+CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

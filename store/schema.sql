@@ -36,21 +36,6 @@ CREATE TABLE messages (
 	data       TEXT NOT NULL,
 	PRIMARY KEY (session_pk, idx)
 ) WITHOUT ROWID;
-CREATE TABLE pending_requests (
-	request_id   TEXT PRIMARY KEY,
-	session_pk   INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
-	kind         TEXT NOT NULL CHECK (kind IN ('approval', 'question', 'plan', 'directory')),
-	turn_id      TEXT NOT NULL DEFAULT '',
-	tool_call_id TEXT NOT NULL DEFAULT '',
-	seq          INTEGER NOT NULL DEFAULT 0,
-	data         TEXT NOT NULL,
-	created_at   INTEGER NOT NULL,
-	answered     INTEGER NOT NULL DEFAULT 0,
-	response     TEXT,
-	answered_at  INTEGER,
-	answer_note  TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
 CREATE TABLE grants (
 	session_pk       INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
 	session_tools    TEXT NOT NULL DEFAULT '[]',
@@ -97,3 +82,18 @@ CREATE TABLE turn_queue (
 	created_at INTEGER NOT NULL
 );
 CREATE INDEX turn_queue_by_session ON turn_queue(session_pk, pk);
+CREATE TABLE "pending_requests" (
+	request_id   TEXT PRIMARY KEY,
+	session_pk   INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	kind         TEXT NOT NULL,
+	turn_id      TEXT NOT NULL DEFAULT '',
+	tool_call_id TEXT NOT NULL DEFAULT '',
+	seq          INTEGER NOT NULL DEFAULT 0,
+	data         TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	answered     INTEGER NOT NULL DEFAULT 0,
+	response     TEXT,
+	answered_at  INTEGER,
+	answer_note  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);

@@ -90,7 +90,7 @@ func TestClientMode(t *testing.T) {
 		{"a new member in a notification", "", `{"jsonrpc":"2.0","method":"terminal.exit","params":{"terminalId":"term_1","exitCode":0,"signal":"TERM"}}`},
 		{"a new member in error.data", "turn.start", `{"jsonrpc":"2.0","id":3,"error":{"code":-32003,"message":"m","data":{"kind":"busy","retryAfterMs":5}}}`},
 		{"a new event type", "", ev("future_event", `{"requests":{"limit":10}}`)},
-		{"a new request kind", "session.subscribe", pending("elicitation", `{"server":"s","message":"m"}`)},
+		{"a new request kind", "session.subscribe", pending("future_kind", `{"server":"s","message":"m"}`)},
 		{"a new feature and event type in capabilities", "initialize", `{"jsonrpc":"2.0","id":1,"result":{"server":{"name":"zqagent-sidecar","version":"9","build":"x"},"protocolVersion":1,"capabilities":{"methods":["future.method"],"eventTypes":["turn_start","future_event"],"features":["vcs","mcpOAuth"],"protocolVersions":{"min":1,"max":1,"x":0},"maxFrameBytes":1,"maxBatch":1,"provider":"demo","languages":["en"],"defaultLang":"en"}}}`},
 		{"a new error kind", "turn.start", `{"jsonrpc":"2.0","id":3,"error":{"code":-32003,"message":"m","data":{"kind":"rate_limited"}}}`},
 		{"a new notification", "", `{"jsonrpc":"2.0","method":"session.future","params":{"sessionId":"s"}}`},

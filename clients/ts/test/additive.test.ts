@@ -35,7 +35,7 @@ function newer(d: string): string {
     caps.eventTypes.push("future_event");
   }
   // A new request kind, in session.get's list.
-  for (const p of m.result?.pendingRequests ?? []) if (m.result.session) p.kind = "elicitation";
+  for (const p of m.result?.pendingRequests ?? []) if (m.result.session) p.kind = "future_kind";
   if (m.error?.data) m.error.data.kind = "rate_limited";
   return JSON.stringify(m);
 }
@@ -70,7 +70,7 @@ test("additive: this build's frames with new members, an unknown event type, req
   assert.equal(got.pendingRequests.length, 1);
   const unknownReq = got.pendingRequests[0]!;
   assert.equal(unknownReq.kind, "unknown");
-  assert.ok(unknownReq.kind === "unknown" && unknownReq.requestKind === "elicitation");
+  assert.ok(unknownReq.kind === "unknown" && unknownReq.requestKind === "future_kind");
   assert.equal(unknownReq.requestId, fromEvent.requestId);
   // It can still be answered (the sidecar knows its kind and checks the answer).
   await sub.respond(unknownReq, { outcome: "once" });

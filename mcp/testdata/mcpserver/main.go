@@ -28,10 +28,28 @@ func text(s string) *mcp.CallToolResult { return mcp.NewToolResultText(s) }
 func main() {
 	extra := flag.Int("extra-tools", 0, "register this many more tools (lazy-mode tests)")
 	markDir := flag.String("mark-dir", "", "register write_mark and run_shell, which create a file in this folder (permission tests)")
+	elicit := flag.Bool("elicit", false, "register the elicitation tools (elicit.go)")
+	elicitLog := flag.String("elicit-log", "", "append what the elicitation tools got back to this file")
+	elicitAtStart := flag.Bool("elicit-at-list", false, "ask once after the first tools/list, outside any call (elicit.go)")
 	flag.Parse()
 	fmt.Fprintln(os.Stderr, "mcpserver: starting, pid", os.Getpid())
 
-	s := server.NewMCPServer("testserver", "1.0.0", server.WithToolCapabilities(false))
+	opts := []server.ServerOption{server.WithToolCapabilities(false)}
+	hooks := &server.Hooks{}
+	if *elicitAtStart {
+		opts = append(opts, server.WithHooks(hooks))
+	}
+	if *elicit {
+		//lint:ignore SA1019 elicit_direct asks the old way on purpose
+		opts = append(opts, server.WithElicitation(), server.WithLegacyServerInitiatedRequests())
+	}
+	s := server.NewMCPServer("testserver", "1.0.0", opts...)
+	if *elicit {
+		addElicitTools(s, *elicitLog)
+	}
+	if *elicitAtStart {
+		elicitAtList(s, hooks, *elicitLog)
+	}
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."),
 		mcp.WithString("text", mcp.Required())),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {

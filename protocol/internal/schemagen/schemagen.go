@@ -89,6 +89,9 @@ var enums = map[reflect.Type][]string{
 	reflect.TypeFor[protocol.TurnStatus]():    strs(protocol.TurnStatuses),
 	reflect.TypeFor[protocol.OmittedReason](): strs(protocol.OmittedReasons),
 	reflect.TypeFor[protocol.EventType]():     eventTypes(),
+
+	// MCP elicitation (elicitation.go).
+	reflect.TypeFor[protocol.ElicitationAction](): strs(protocol.ElicitationActions),
 }
 
 func strs[T ~string](vs []T) []string {
@@ -146,7 +149,7 @@ func Build(dir string) ([]byte, error) {
 		doc.Events[string(e.Type)] = g.ref(e.Data)
 	}
 	doc.Stdio = map[string]*jsonschema.Schema{"ready": g.ref(protocol.ReadyLine{}), "secrets": g.ref(protocol.SecretsLine{})}
-	for _, v := range []any{protocol.Error{}, protocol.ApprovalResponse{}, protocol.QuestionResponse{}, protocol.PlanResponse{}, protocol.DirectoryResponse{}} {
+	for _, v := range []any{protocol.Error{}, protocol.ApprovalResponse{}, protocol.QuestionResponse{}, protocol.PlanResponse{}, protocol.DirectoryResponse{}, protocol.ElicitationResponse{}} {
 		g.ref(v)
 	}
 	// The sidecar sends error.data with every error (a Go client may decode

@@ -219,6 +219,8 @@ func resolvedOutcome(kind string, resp json.RawMessage) string {
 			return protocol.OutcomeGranted
 		}
 		return protocol.OutcomeRefused
+	case store.KindElicitation:
+		return elicitationOutcome(resp) // elicitation.go
 	}
 	return protocol.OutcomeAnswered
 }

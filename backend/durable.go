@@ -114,6 +114,8 @@ func requestKind(t protocol.EventType) string {
 		return store.KindPlan
 	case protocol.EventDirectoryRequested:
 		return store.KindDirectory
+	case protocol.EventElicitationRequested:
+		return store.KindElicitation
 	}
 	return ""
 }
@@ -188,6 +190,9 @@ func RecoverInterrupted(ctx context.Context, st *store.Store, lang func(sessionI
 	for _, id := range ids {
 		start, _, err := st.LastEventOfType(ctx, id, string(protocol.EventTurnStart))
 		if err != nil {
+			return nil, fmt.Errorf("recover session %s: %w", id, err)
+		}
+		if err := closeElicitationsAtStart(ctx, st, id, now); err != nil { // elicitation.go
 			return nil, fmt.Errorf("recover session %s: %w", id, err)
 		}
 		pend, err := st.PendingRequests(ctx, id)

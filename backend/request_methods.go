@@ -30,7 +30,11 @@ func (b *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	// Recorded before the turn continues, so it precedes what the answer
 	// causes.
 	h.recordResolved(req.TurnID, p.RequestID, req.Kind, resolvedOutcome(req.Kind, p.Response))
-	if h.Deliver(p.RequestID, req.ToolCallID, p.Response) {
+	callID := req.ToolCallID
+	if req.Kind == store.KindElicitation {
+		callID = "" // its answer goes to the waiting MCP call only (elicitation.go)
+	}
+	if h.Deliver(p.RequestID, callID, p.Response) {
 		return protocol.RequestRespondResult{Answered: true}, nil
 	}
 	// No turn of this process waits: the request was opened before a

@@ -26,6 +26,8 @@ var responseShapes = map[string]responseShape{
 	store.KindQuestion:  {keys: []string{"answer"}, required: []string{"answer"}, want: "{answer}"},
 	store.KindPlan:      {keys: []string{"approved", "feedback"}, required: []string{"approved"}, want: "{approved, feedback?}"},
 	store.KindDirectory: {keys: []string{"granted", "path", "writable"}, required: []string{"granted"}, want: "{granted, path?, writable?}"},
+
+	store.KindElicitation: {keys: []string{"action", "content"}, required: []string{"action"}, want: "{action, content?}"},
 }
 
 // validateResponse checks a response against its request before it is
@@ -82,6 +84,8 @@ func validateResponse(req store.PendingRequest, raw json.RawMessage) error {
 	case store.KindDirectory:
 		var r protocol.DirectoryResponse
 		return prefixField(protocol.DecodeParams(raw, &r))
+	case store.KindElicitation:
+		return validateElicitation(req, raw) // elicitation.go
 	}
 	return nil
 }

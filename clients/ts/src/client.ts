@@ -589,6 +589,7 @@ const openingKind: Partial<Record<SessionEvent["type"], RequestKind>> = {
   ask_user_question: "question",
   plan_proposed: "plan",
   directory_requested: "directory",
+  elicitation_requested: "elicitation",
 };
 
 /**

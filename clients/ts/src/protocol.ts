@@ -17,6 +17,7 @@ import {
   schemaRequestKinds,
   type ApprovalResponse,
   type DirectoryResponse,
+  type ElicitationResponse,
   type PendingRequest,
   type PlanResponse,
   type QuestionResponse,
@@ -44,8 +45,18 @@ export interface ResponseOf {
   question: QuestionResponse;
   plan: PlanResponse;
   directory: DirectoryResponse;
+  elicitation: ElicitationAnswer;
   unknown: { [k: string]: unknown };
 }
+
+/**
+ * The answer of an MCP elicitation (MCP's own shape): `content`, with
+ * `accept` of a form only, holds the form's values by property name; the
+ * sidecar checks it against the card's `requestedSchema`.
+ */
+export type ElicitationAnswer = Omit<ElicitationResponse, "content"> & {
+  content?: { [property: string]: string | number | boolean | string[] };
+};
 
 /** Every request kind a pending request may have here ("unknown" included). */
 export type AnyRequestKind = keyof ResponseOf;

@@ -11,6 +11,10 @@ export type APIMode = "auto" | "responses" | "chat";
  */
 export type Outcome = "once" | "always_tool" | "always_command" | "deny";
 /**
+ * ElicitationAction is the user's answer to an elicitation (MCP's action).
+ */
+export type ElicitationAction = "accept" | "decline" | "cancel";
+/**
  * ErrorKind is the machine-readable reason of an error, in error.data.kind.
  */
 export type ErrorKind =
@@ -72,7 +76,8 @@ export type EventType =
   | "usage"
   | "rate_limits"
   | "queue_changed"
-  | "request_resolved";
+  | "request_resolved"
+  | "elicitation_requested";
 /**
  * Feature names an optional feature a shell may adapt to.
  */
@@ -100,7 +105,7 @@ export type VCSMode = "off" | "auto" | "native" | "shadow";
 /**
  * RequestKind is the kind of a pending request.
  */
-export type RequestKind = "approval" | "question" | "plan" | "directory";
+export type RequestKind = "approval" | "question" | "plan" | "directory" | "elicitation";
 /**
  * SandboxMode is the OS sandbox shell commands run in: auto, off or required.
  */
@@ -259,6 +264,11 @@ export type KnownSessionEvent1 =
       type: "request_resolved";
       data: RequestResolvedData;
       [k: string]: unknown;
+    }
+  | {
+      type: "elicitation_requested";
+      data: ElicitationRequestedData;
+      [k: string]: unknown;
     };
 /**
  * PendingRequest is an unanswered approval, question, plan or directory request.
@@ -283,6 +293,11 @@ export type KnownPendingRequest1 =
   | {
       kind: "directory";
       data: DirectoryRequestedData;
+      [k: string]: unknown;
+    }
+  | {
+      kind: "elicitation";
+      data: ElicitationRequestedData;
       [k: string]: unknown;
     };
 
@@ -576,6 +591,65 @@ export interface DirectoryResponse {
    * Writable defaults to what was asked.
    */
   writable?: boolean;
+}
+/**
+ * ElicitationRequestedData: an MCP server asks the user for input during the tool call reqId; answer with ElicitationResponse.
+ */
+export interface ElicitationRequestedData {
+  taskId: string;
+  /**
+   * ReqID is the MCP tool call the server asks during.
+   */
+  reqId: string;
+  requestId: string;
+  /**
+   * Server is the MCP server's name (as configured).
+   */
+  server: string;
+  /**
+   * Message is the server's text: what it asks for and why.
+   */
+  message: string;
+  /**
+   * Mode is form or url.
+   */
+  mode: string;
+  /**
+   * RequestedSchema (form mode) is the form: a JSON Schema of a flat
+   * object whose properties are strings (with format, enum, minLength,
+   * maxLength), numbers, integers (minimum, maximum) or booleans.
+   */
+  requestedSchema?: {
+    [k: string]: unknown;
+  };
+  /**
+   * URL (url mode) is what the user would open.
+   */
+  url?: string;
+  /**
+   * Host (url mode) is URL's host as it resolves, internationalized
+   * names in their ASCII (punycode) form: what a card shows plainly.
+   */
+  host?: string;
+  /**
+   * ElicitationID (url mode) is the server's id of the request.
+   */
+  elicitationId?: string;
+  /**
+   * Warnings and Display: flagged text fields and their escaped display
+   * forms by field path; absent when every field is clean.
+   */
+  warnings?: TextWarning[];
+  display?: {
+    [k: string]: string;
+  };
+}
+/**
+ * ElicitationResponse answers an elicitation_requested request: MCP's elicitation result.
+ */
+export interface ElicitationResponse {
+  action: ElicitationAction;
+  content?: unknown;
 }
 /**
  * Empty is the params of methods that take none ({}).
@@ -1596,7 +1670,8 @@ export interface RequestResolvedData {
   kind: RequestKind | (string & {});
   /**
    * Outcome is one of approved, denied, answered, granted, refused,
-   * timeout, turn_ended.
+   * timeout, turn_ended; for an elicitation accepted, declined,
+   * cancelled or turn_ended.
    */
   outcome: string;
 }
@@ -1607,8 +1682,9 @@ export interface RequestRespondParams {
   sessionId: string;
   requestId: string;
   /**
-   * Response is one of ApprovalResponse, QuestionResponse, PlanResponse
-   * or DirectoryResponse, by the request's kind, with exactly its keys.
+   * Response is one of ApprovalResponse, QuestionResponse, PlanResponse,
+   * DirectoryResponse or ElicitationResponse, by the request's kind, with
+   * exactly its keys.
    */
   response: {
     [k: string]: unknown;
@@ -2604,8 +2680,9 @@ export interface KnownPendingRequest2 {
   seq: number;
   /**
    * Data is that event's data (PermissionRequiredData,
-   * AskUserQuestionData, PlanProposedData or DirectoryRequestedData by
-   * Kind), so a card renders the same from either.
+   * AskUserQuestionData, PlanProposedData, DirectoryRequestedData or
+   * ElicitationRequestedData by Kind), so a card renders the same from
+   * either.
    */
   data: {
     [k: string]: unknown;
@@ -2706,6 +2783,7 @@ export interface SchemaEventData {
   compacted: CompactedData;
   compacting: CompactingData;
   directory_requested: DirectoryRequestedData;
+  elicitation_requested: ElicitationRequestedData;
   error: EventErrorData;
   interrupted: InterruptedData;
   iteration_end: IterationEndData;
@@ -2773,10 +2851,10 @@ export interface UnknownPendingRequest {
 export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
 
 /** The event types this package knows (schema.json `$defs.EventType`). */
-export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","queue_changed","request_resolved"] as const;
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","queue_changed","request_resolved","elicitation_requested"] as const;
 
 /** The request kinds this package knows (schema.json `$defs.RequestKind`). */
-export const schemaRequestKinds = ["approval","question","plan","directory"] as const;
+export const schemaRequestKinds = ["approval","question","plan","directory","elicitation"] as const;
 
 /** The JSON-RPC error codes (schema.json `errorCodes`). */
 export const schemaErrorCodes = {"config":-32005,"conflict":-32003,"forbidden":-32004,"internal":-32603,"invalidParams":-32602,"invalidRequest":-32600,"methodNotFound":-32601,"notFound":-32002,"notInitialized":-32001,"parseError":-32700} as const;

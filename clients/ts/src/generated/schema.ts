@@ -627,6 +627,9 @@ export const protocolSchema: Record<string, unknown> = {
   "directory_requested": {
    "$ref": "#/$defs/DirectoryRequestedData"
   },
+  "elicitation_requested": {
+   "$ref": "#/$defs/ElicitationRequestedData"
+  },
   "error": {
    "$ref": "#/$defs/EventErrorData"
   },
@@ -1315,6 +1318,94 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "DirectoryResponse answers a directory_requested request."
   },
+  "ElicitationAction": {
+   "type": "string",
+   "enum": [
+    "accept",
+    "decline",
+    "cancel"
+   ],
+   "description": "ElicitationAction is the user's answer to an elicitation (MCP's action)."
+  },
+  "ElicitationRequestedData": {
+   "properties": {
+    "taskId": {
+     "type": "string"
+    },
+    "reqId": {
+     "type": "string",
+     "description": "ReqID is the MCP tool call the server asks during."
+    },
+    "requestId": {
+     "type": "string"
+    },
+    "server": {
+     "type": "string",
+     "description": "Server is the MCP server's name (as configured)."
+    },
+    "message": {
+     "type": "string",
+     "description": "Message is the server's text: what it asks for and why."
+    },
+    "mode": {
+     "type": "string",
+     "description": "Mode is form or url."
+    },
+    "requestedSchema": {
+     "description": "RequestedSchema (form mode) is the form: a JSON Schema of a flat\nobject whose properties are strings (with format, enum, minLength,\nmaxLength), numbers, integers (minimum, maximum) or booleans."
+    },
+    "url": {
+     "type": "string",
+     "description": "URL (url mode) is what the user would open."
+    },
+    "host": {
+     "type": "string",
+     "description": "Host (url mode) is URL's host as it resolves, internationalized\nnames in their ASCII (punycode) form: what a card shows plainly."
+    },
+    "elicitationId": {
+     "type": "string",
+     "description": "ElicitationID (url mode) is the server's id of the request."
+    },
+    "warnings": {
+     "items": {
+      "$ref": "#/$defs/TextWarning"
+     },
+     "type": "array",
+     "description": "Warnings and Display: flagged text fields and their escaped display\nforms by field path; absent when every field is clean."
+    },
+    "display": {
+     "additionalProperties": {
+      "type": "string"
+     },
+     "type": "object"
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "reqId",
+    "requestId",
+    "server",
+    "message",
+    "mode"
+   ],
+   "description": "ElicitationRequestedData: an MCP server asks the user for input during the tool call reqId; answer with ElicitationResponse."
+  },
+  "ElicitationResponse": {
+   "properties": {
+    "action": {
+     "$ref": "#/$defs/ElicitationAction",
+     "description": "Action is an ElicitationAction."
+    },
+    "content": true
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "action"
+   ],
+   "description": "ElicitationResponse answers an elicitation_requested request: MCP's elicitation result."
+  },
   "Empty": {
    "properties": {},
    "additionalProperties": false,
@@ -1530,7 +1621,8 @@ export const protocolSchema: Record<string, unknown> = {
     "usage",
     "rate_limits",
     "queue_changed",
-    "request_resolved"
+    "request_resolved",
+    "elicitation_requested"
    ],
    "description": "EventType names a session event (session.event's type)."
   },
@@ -2643,6 +2735,20 @@ export const protocolSchema: Record<string, unknown> = {
     {
      "properties": {
       "kind": {
+       "const": "elicitation"
+      },
+      "data": {
+       "$ref": "#/$defs/ElicitationRequestedData"
+      }
+     },
+     "required": [
+      "kind",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "kind": {
        "not": {
         "$ref": "#/$defs/RequestKind"
        }
@@ -2683,7 +2789,7 @@ export const protocolSchema: Record<string, unknown> = {
      "description": "Seq is the seq of the event that opened it."
     },
     "data": {
-     "description": "Data is that event's data (PermissionRequiredData,\nAskUserQuestionData, PlanProposedData or DirectoryRequestedData by\nKind), so a card renders the same from either."
+     "description": "Data is that event's data (PermissionRequiredData,\nAskUserQuestionData, PlanProposedData, DirectoryRequestedData or\nElicitationRequestedData by Kind), so a card renders the same from\neither."
     },
     "createdAt": {
      "type": "string",
@@ -3424,7 +3530,8 @@ export const protocolSchema: Record<string, unknown> = {
     "approval",
     "question",
     "plan",
-    "directory"
+    "directory",
+    "elicitation"
    ],
    "description": "RequestKind is the kind of a pending request."
   },
@@ -3449,7 +3556,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "outcome": {
      "type": "string",
-     "description": "Outcome is one of approved, denied, answered, granted, refused,\ntimeout, turn_ended."
+     "description": "Outcome is one of approved, denied, answered, granted, refused,\ntimeout, turn_ended; for an elicitation accepted, declined,\ncancelled or turn_ended."
     }
    },
    "type": "object",
@@ -3470,7 +3577,7 @@ export const protocolSchema: Record<string, unknown> = {
      "type": "string"
     },
     "response": {
-     "description": "Response is one of ApprovalResponse, QuestionResponse, PlanResponse\nor DirectoryResponse, by the request's kind, with exactly its keys."
+     "description": "Response is one of ApprovalResponse, QuestionResponse, PlanResponse,\nDirectoryResponse or ElicitationResponse, by the request's kind, with\nexactly its keys."
     }
    },
    "additionalProperties": false,
@@ -4233,6 +4340,20 @@ export const protocolSchema: Record<string, unknown> = {
       },
       "data": {
        "$ref": "#/$defs/RequestResolvedData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "elicitation_requested"
+      },
+      "data": {
+       "$ref": "#/$defs/ElicitationRequestedData"
       }
      },
      "required": [

@@ -90,6 +90,7 @@ func TestRecoverClosesElicitations(t *testing.T) {
 	require.NoError(t, json.Unmarshal(formCard, &d))
 	open, err := durableInput(engine.Event{Type: protocol.EventElicitationRequested, Data: d}, nil, StateAwaiting)
 	require.NoError(t, err)
+	require.NotNil(t, open.Pending, "an elicitation opens a pending request")
 	require.Equal(t, store.KindElicitation, open.Pending.Kind)
 	_, err = st.Append(ctx, ss.ID, store.EventInput{TurnID: "t1", Type: "turn_start", Status: "running"}, open)
 	require.NoError(t, err)

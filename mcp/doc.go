@@ -11,7 +11,9 @@
 // sanitized environment, streamable HTTP, SSE, and in-process builtin presets
 // such as OCR), the registration of the servers' tools into tools.Registry as
 // mcp__<server>__<tool>, lazy loading through two meta tools when a project
-// has many tools, and a debounced watch of the config file.
+// has many tools, a debounced watch of the config file, and the servers'
+// elicitations (elicit.go: checked, then asked of the user through the
+// tools.Elicitor of the tool call they belong to, else declined).
 //
 // Permissions: every server tool's spec carries its grant key
 // tools.MCPGrant(server, tool), "mcp:<server>/<tool>", and the generic

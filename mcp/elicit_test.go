@@ -219,7 +219,11 @@ func TestElicitationEndsWithTheCall(t *testing.T) {
 		_, err := spec.Handler(tools.WithElicitor(ctx, f), tools.Call{ID: "c1", Name: spec.Name, Args: []byte(`{}`)})
 		done <- err
 	}()
-	<-asked
+	select {
+	case <-asked:
+	case err := <-done:
+		t.Fatalf("the call ended (%v) without asking", err)
+	}
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	waitFor(t, "the server's view of the answer", func() bool {
@@ -282,4 +286,23 @@ func TestElicitationWithoutAnElicitorIsDeclined(t *testing.T) {
 	for _, tool := range []string{"mcp__el__elicit_form", "mcp__el__elicit_direct"} {
 		require.Contains(t, callWith(t, tctx(t), reg, nil, tool, `{}`), "action=decline", tool)
 	}
+}
+
+// FuzzElicitationChecks: a server's URL, schema and the user's content never
+// panic the checks; what is offered is https: or loopback http:.
+func FuzzElicitationChecks(f *testing.F) {
+	f.Add("https://bücher.example/x", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{"a":"x"}`)
+	f.Add("javascript:alert(1)", `{"type":"object","properties":{"a":{"$ref":"#"}}}`, `[]`)
+	f.Add("http://[::1]:80/", `{"type":"object","properties":{"n":{"type":"integer","maximum":1e308}}}`, `{"n":1e400}`)
+	f.Fuzz(func(t *testing.T, u, schema, content string) {
+		if host, err := CheckElicitURL(u); err == nil {
+			low := strings.ToLower(u)
+			if !strings.HasPrefix(low, "https:") && !(strings.HasPrefix(low, "http:") && loopback(host)) {
+				t.Fatalf("offered %q (host %q)", u, host)
+			}
+		}
+		if CheckRequestedSchema(json.RawMessage(schema)) == nil {
+			_ = ValidateContent(json.RawMessage(schema), json.RawMessage(content))
+		}
+	})
 }

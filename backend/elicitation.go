@@ -60,7 +60,7 @@ func (x interactor) Elicit(ctx context.Context, _ tools.Elicitation) (tools.Elic
 // without an answer; an answer given meanwhile wins.
 func (h *Session) closeElicitation(ctx context.Context, requestID string) {
 	outcome, note := protocol.OutcomeTurnEnded, "the turn ended before an answer"
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		outcome, note = protocol.OutcomeTimeout, "the MCP tool call timed out before an answer"
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

@@ -128,10 +128,15 @@ func (h elicitHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (
 			log.Warn("mcp elicitation declined: the tool call has no session to ask", "message", el.Message)
 			return elicitResult(protocol.ElicitationDecline, nil), nil
 		}
-		// Wait as long as the call and the server's request both last.
-		wctx, cancel := context.WithCancel(callCtx)
-		defer cancel()
-		stop := context.AfterFunc(ctx, cancel)
+		// Wait as long as the call and the server's request both last (the
+		// request's end, e.g. mcp-go's 30 s over streamable HTTP, is the
+		// cause: a deadline reads as a timeout).
+		wctx, cancel := context.WithCancelCause(callCtx)
+		defer cancel(nil)
+		reqCtx := ctx
+		stop := context.AfterFunc(reqCtx, func() {
+			cancel(fmt.Errorf("the server's request ended: %w", context.Cause(reqCtx)))
+		})
 		defer stop()
 		ctx = wctx
 	}

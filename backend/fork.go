@@ -46,14 +46,12 @@ func (b *Backend) ForkSession(ctx context.Context, p protocol.SessionForkParams)
 	}
 	turnID := p.TurnID
 	if turnID == "" {
-		last, ok, err := st.LastEventOfType(ctx, src.ID, string(protocol.EventTurnEnd))
-		if err != nil {
+		if turnID, err = st.LastFinishedTurn(ctx, src.ID); err != nil {
 			return protocol.SessionCreateResult{}, err
 		}
-		if !ok || last.TurnID == "" {
+		if turnID == "" {
 			return protocol.SessionCreateResult{}, fmt.Errorf("%w: session %s has no finished turn to fork", ErrConflict, src.ID)
 		}
-		turnID = last.TurnID
 	}
 	mark, err := b.forkableTurn(ctx, src.ID, turnID)
 	if err != nil {
@@ -108,6 +106,9 @@ func (b *Backend) forkableTurn(ctx context.Context, sessionID, turnID string) (s
 			}
 		}
 		return store.TurnMark{}, fmt.Errorf("turn %q of session %s: %w", turnID, sessionID, ErrNotFound)
+	}
+	if !f.Started {
+		return store.TurnMark{}, fmt.Errorf("%w: turn %s never started (it left the queue unstarted): only a finished turn can be forked", ErrConflict, turnID)
 	}
 	if !f.Ended {
 		return store.TurnMark{}, fmt.Errorf("%w: turn %s has not finished (it is running or waiting for an answer): only a finished turn can be forked", ErrConflict, turnID)

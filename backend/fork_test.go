@@ -156,6 +156,14 @@ func TestForkSession(t *testing.T) {
 	require.Equal(t, "assistant:", sent[1])
 	require.Equal(t, []string{"assistant:a1", "user:five"}, sent[3:])
 
+	// A turn that ended without starting (it left the queue) is no turn
+	// to fork, and not the last finished one.
+	_, err = st.Append(ctx, sid, store.EventInput{TurnID: "turn_unstarted", Type: string(protocol.EventTurnEnd), MarkTurn: true})
+	require.NoError(t, err)
+	_, err = b.ForkSession(ctx, protocol.SessionForkParams{SessionID: sid, TurnID: "turn_unstarted"})
+	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorContains(t, err, "never started")
+
 	// Absent turnId: the last finished turn (four); the source is
 	// untouched by all of it.
 	srcView, err := b.SessionView(ctx, protocol.SessionIDParams{SessionID: sid})

@@ -91,6 +91,23 @@ func (s *Store) Turn(ctx context.Context, sessionID, turnID string) (TurnFacts, 
 	return f, nil
 }
 
+// LastFinishedTurn returns the id of the session's last turn that started
+// and ended ("" when none).
+func (s *Store) LastFinishedTurn(ctx context.Context, sessionID string) (string, error) {
+	pk, err := sessionPK(ctx, s.rdb, sessionID)
+	if err != nil {
+		return "", fmt.Errorf("last finished turn: %w", err)
+	}
+	var id string
+	err = s.rdb.QueryRowContext(ctx, `SELECT e.turn_id FROM events e WHERE e.session_pk = ?1 AND e.type = 'turn_end' AND e.turn_id != ''
+		AND EXISTS (SELECT 1 FROM events x WHERE x.session_pk = ?1 AND x.turn_id = e.turn_id AND x.type = 'turn_start')
+		ORDER BY e.seq DESC LIMIT 1`, pk).Scan(&id)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("last finished turn: %w", err)
+	}
+	return id, nil
+}
+
 // ForkInput is a fork to make (ForkSession).
 type ForkInput struct {
 	SourceID string

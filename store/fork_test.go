@@ -128,6 +128,19 @@ func TestForkSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, msgs, 3)
 
+	// The last finished turn is the last that started and ended: not a
+	// queued turn that ended unstarted.
+	_, err = s.Append(ctx, ss.ID, EventInput{TurnID: "tq", Type: "turn_end", MarkTurn: true})
+	require.NoError(t, err)
+	last, err := s.LastFinishedTurn(ctx, ss.ID)
+	require.NoError(t, err)
+	require.Equal(t, "t2", last)
+	last, err = s.LastFinishedTurn(ctx, f3.ID)
+	require.NoError(t, err)
+	require.Equal(t, "t1", last)
+	_, err = s.LastFinishedTurn(ctx, "nope")
+	require.ErrorIs(t, err, ErrNotFound)
+
 	_, _, err = s.ForkSession(ctx, ForkInput{SourceID: ss.ID, TurnID: "t9"})
 	require.ErrorIs(t, err, ErrNoMark)
 	_, _, err = s.ForkSession(ctx, ForkInput{SourceID: "nope", TurnID: "t1"})

@@ -358,6 +358,7 @@ function render(ev: SessionEvent): void {
     case "ask_user_question":
     case "plan_proposed":
     case "directory_requested":
+    case "elicitation_requested":
       // The card itself is the dialog (from sub.pending); mark the tool.
       if (t.tools.has(ev.data.reqId)) t.tools.get(ev.data.reqId)!.dataset.status = "waiting";
       break;
@@ -557,6 +558,51 @@ function showPending(pending: PendingRequest[]): void {
       actions.append(
         button("Grant", () => answer({ granted: true })),
         button("Refuse", () => answer({ granted: false })),
+      );
+      break;
+    }
+    case "elicitation": {
+      // An MCP server asks during its tool call (§7 "MCP elicitation").
+      const r = req.data;
+      $("request-title").textContent = `The MCP server ${safe("server", r.server)} asks`;
+      body.append(h("p", {}, safe("message", r.message)));
+      const decline = [button("Decline", () => answer({ action: "decline" })), button("Cancel", () => answer({ action: "cancel" }))];
+      if (r.mode === "url" && r.url) {
+        // The host, plainly (punycode for an IDN); opened only on accept.
+        body.append(h("p", {}, "Opens a page on ", h("b", { id: "elicit-host" }, r.host ?? "?")), h("div", { class: "arg" }, safe("url", r.url)));
+        const url = r.url;
+        actions.append(
+          button("Open and continue", () => {
+            window.open(url, "_blank", "noopener,noreferrer");
+            answer({ action: "accept" });
+          }),
+          ...decline,
+        );
+        break;
+      }
+      // A form: one input per property of the flat schema.
+      type Prop = { type?: string; title?: string; description?: string; enum?: string[] };
+      const props = ((r.requestedSchema as { properties?: Record<string, Prop> } | undefined)?.properties ?? {}) as Record<string, Prop>;
+      const inputs = new Map<string, HTMLInputElement | HTMLSelectElement>();
+      for (const [name, p] of Object.entries(props)) {
+        const el = p.enum
+          ? (h("select", { name }, ...p.enum.map((o) => h("option", { value: o }, o))) as HTMLSelectElement)
+          : (h("input", { name, type: p.type === "boolean" ? "checkbox" : p.type === "number" || p.type === "integer" ? "number" : "text" }) as HTMLInputElement);
+        inputs.set(name, el);
+        body.append(h("label", {}, p.title ?? name, " ", el), p.description ? h("p", { class: "status-line" }, p.description) : "");
+      }
+      actions.append(
+        button("Submit", () => {
+          const content: Record<string, string | number | boolean> = {};
+          for (const [name, el] of inputs) {
+            const t = props[name]?.type;
+            if (el instanceof HTMLInputElement && el.type === "checkbox") content[name] = el.checked;
+            else if (el.value === "") continue;
+            else content[name] = t === "number" || t === "integer" ? Number(el.value) : el.value;
+          }
+          answer({ action: "accept", content });
+        }),
+        ...decline,
       );
       break;
     }

@@ -91,12 +91,13 @@ func (s *callSet) track(ctx context.Context) func() {
 func (s *callSet) only() (context.Context, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k := range s.calls {
-		if len(s.calls) == 1 {
-			return *k, 1
-		}
+	if len(s.calls) != 1 {
+		return nil, len(s.calls)
 	}
-	return nil, len(s.calls)
+	for k := range s.calls {
+		return *k, 1
+	}
+	return nil, 0 // not reached
 }
 
 // elicitHandler is a connection's client.ElicitationHandler.

@@ -160,6 +160,12 @@ ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN usage_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
 `,
+	// 7: sessions at scale (sessionlist.go): an archived flag, the list's
+	// keyset index (project, archived, updated_at; the rowid pk ends it),
+	// and session_text, a full-text index of titles and message text that
+	// triggers keep current wherever sessions and messages are written,
+	// filled here from the sessions that exist.
+	sessionTextMigration,
 }
 
 // SchemaVersion is the schema version this build writes.

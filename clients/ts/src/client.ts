@@ -381,6 +381,23 @@ export class SidecarClient {
       : this.call("terminal.write", { projectId, terminalId, dataBase64: encodeBase64(data) }, opts);
   }
 
+  /**
+   * Every session of a `session.list` (one project, archived or not, a
+   * search or none), page after page: `params.limit` sessions per call,
+   * each page's `nextCursor` passed on until the last. With a `query`,
+   * each session carries its `snippet`.
+   *
+   *     for await (const s of client.sessions({ projectId, query: "flaky test" })) show(s.title, s.snippet);
+   */
+  async *sessions(params: Omit<ParamsOf<"session.list">, "cursor">, opts?: CallOptions): AsyncGenerator<ResultOf<"session.list">["sessions"][number]> {
+    let cursor: string | undefined;
+    do {
+      const page: ResultOf<"session.list"> = await this.call("session.list", { ...params, ...(cursor !== undefined && { cursor }) }, opts);
+      yield* page.sessions;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+  }
+
   /** Answers a pending request with the response its kind takes. */
   respond<K extends AnyRequestKind>(
     sessionId: string,

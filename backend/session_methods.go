@@ -40,7 +40,8 @@ func (b *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Se
 		Model: ss.Model, Mode: ss.Mode, Agent: ss.Agent, Status: status, Running: running,
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(b.vcsModeOf(ctx, ss)), Lang: b.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
-		Settings: sessionSettings(ss), Sandbox: b.sandboxInfo(ss), Usage: sessionUsageInfo(ss), Archived: ss.Archived,
+		Settings: sessionSettings(ss), Sandbox: b.sandboxInfo(ss), Usage: sessionUsageInfo(ss),
+		ForkedFrom: forkedFrom(ss), Archived: ss.Archived,
 	}
 }
 

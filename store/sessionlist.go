@@ -37,7 +37,7 @@ import (
 // digits), each whitespace-separated chunk becoming one quoted phrase that
 // must appear, matched as a prefix ("refac" finds "refactoring").
 
-// sessionTextMigration is migration 7 (see migrations).
+// sessionTextMigration is migration 8 (see migrations).
 const sessionTextMigration = `
 ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
 DROP INDEX sessions_by_project;

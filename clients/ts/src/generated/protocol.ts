@@ -677,6 +677,13 @@ export interface FileChange {
   oldPath?: string;
 }
 /**
+ * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
+ */
+export interface ForkedFrom {
+  sessionId: string;
+  turnId: string;
+}
+/**
  * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
  */
 export interface GitCandidate {
@@ -1731,6 +1738,7 @@ export interface Session {
   settings: SessionSettings;
   sandbox: SandboxInfo;
   usage?: SessionUsage;
+  forkedFrom?: ForkedFrom;
   /**
    * Archived is whether the session is archived (session.archive):
    * session.list leaves it out unless asked for archived sessions.
@@ -1842,6 +1850,17 @@ export interface SessionDropped {
    * Reason is "fell behind" or "session closed".
    */
   reason: string;
+}
+/**
+ * SessionForkParams are the params of session.fork.
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  /**
+   * TurnID is the last turn the fork keeps; absent: the session's last
+   * finished turn.
+   */
+  turnId?: string;
 }
 /**
  * SessionGetResult is the result of session.get.
@@ -2701,6 +2720,7 @@ export interface SchemaMethods {
   "session.archive": { params: SessionIDParams; result: Session };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
   "session.list": { params: SessionListParams; result: SessionListResult };

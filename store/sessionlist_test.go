@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -398,4 +399,19 @@ func FuzzFTSQuery(f *testing.F) {
 		_, err = s.SessionPage(context.Background(), SessionQuery{ProjectID: ss.ProjectID, Limit: 3, Search: q})
 		require.NoError(t, err)
 	})
+}
+
+// TestForkIsSearchable: a fork (ForkSession copies rows in SQL) is in the
+// full-text index with its own title and the history it got, no more.
+func TestForkIsSearchable(t *testing.T) {
+	ctx := ctxT(t)
+	s := openTest(t)
+	ss := newSession(t, s)
+	twoTurns(t, s, ss)
+	fork, _, err := s.ForkSession(ctx, ForkInput{SourceID: ss.ID, TurnID: "t1", Title: "Branch (fork)",
+		Usage: func([]byte) (json.RawMessage, int64) { return nil, 0 }})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{ss.ID, fork.ID}, hitIDs(search(t, s, ss.ProjectID, "first")))
+	require.Equal(t, []string{ss.ID}, hitIDs(search(t, s, ss.ProjectID, "second")), "the fork stops at t1")
+	require.Equal(t, []string{fork.ID}, hitIDs(search(t, s, ss.ProjectID, "branch")))
 }

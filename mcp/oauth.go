@@ -146,7 +146,7 @@ func expandOAuth(s OAuthSettings, lookup func(string) (string, bool)) OAuthSetti
 }
 
 // signIn is one server's keychain entry: the client its sign-in used and
-// the tokens it got. It is keyed (signInAccount) and checked by the
+// the tokens it got. It is keyed (SignInAccount) and checked by the
 // server's name and URL, so a renamed server, or one pointed elsewhere,
 // never sends another server's token.
 type signIn struct {
@@ -162,8 +162,14 @@ type signIn struct {
 	Token            *transport.Token `json:"token,omitempty"`
 }
 
-// signInAccount is the keychain account of a server's sign-in.
-func signInAccount(name, serverURL string) string {
+// MaxSignInBytes bounds a keychain entry, under every keychain's limit
+// (keychain.MaxKeyBytes): a sign-in larger with its access token is kept
+// without it.
+const MaxSignInBytes = 2048
+
+// SignInAccount is the keychain account of the sign-in of the server
+// name at serverURL (its expanded URL).
+func SignInAccount(name, serverURL string) string {
 	sum := sha256.Sum256([]byte(name + "\x00" + serverURL))
 	return "mcp-oauth:" + hex.EncodeToString(sum[:16])
 }
@@ -224,6 +230,15 @@ func (s *tokenStore) SaveToken(ctx context.Context, t *transport.Token) error {
 	tc := *t
 	e.Token = &tc
 	b, err := json.Marshal(e)
+	if err == nil && len(b) > MaxSignInBytes && tc.RefreshToken != "" {
+		// Too large for a keychain entry with both tokens: keep the
+		// refresh token only (this process keeps both in memory); the
+		// next process refreshes before its first request.
+		slim, st := e, tc
+		st.AccessToken, st.ExpiresAt = "", time.Unix(1, 0)
+		slim.Token = &st
+		b, err = json.Marshal(slim)
+	}
 	if err != nil {
 		return fmt.Errorf("encode the sign-in of %s: %w", e.Server, err)
 	}
@@ -295,7 +310,7 @@ func (d *dialer) authFor(ctx context.Context, cfg ServerConfig) *remoteAuth {
 	if si == nil || si.secrets == nil || (cfg.Type != TypeHTTP && cfg.Type != TypeSSE) || hasAuthHeader(cfg) {
 		return a
 	}
-	account := signInAccount(cfg.Name, cfg.URL)
+	account := SignInAccount(cfg.Name, cfg.URL)
 	e, err := readSignIn(ctx, si.secrets, account, cfg.Name, cfg.URL)
 	if err != nil {
 		if !errors.Is(err, ErrNoSignIn) {

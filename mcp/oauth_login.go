@@ -120,7 +120,7 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	redirect := "http://127.0.0.1:" + strconv.Itoa(port) + CallbackPath
-	st := &tokenStore{secrets: si.secrets, account: signInAccount(name, cfg.URL),
+	st := &tokenStore{secrets: si.secrets, account: SignInAccount(name, cfg.URL),
 		entry: signIn{Server: name, URL: cfg.URL, RedirectURI: redirect, ResourceMetadata: md}}
 	h := transport.NewOAuthHandler(transport.OAuthConfig{
 		ClientID: set.ClientID, ClientSecret: set.ClientSecret, RedirectURI: redirect, Scopes: set.Scopes,
@@ -214,7 +214,7 @@ func (m *Manager) Logout(ctx context.Context, name string) error {
 	if st != nil {
 		st.revoke()
 	}
-	if err := si.secrets.Delete(ctx, signInAccount(name, cfg.URL)); err != nil && !errors.Is(err, ErrNoSignIn) {
+	if err := si.secrets.Delete(ctx, SignInAccount(name, cfg.URL)); err != nil && !errors.Is(err, ErrNoSignIn) {
 		return fmt.Errorf("logout %s: %w", name, err)
 	}
 	m.log.Info("mcp signed out", "server", name)

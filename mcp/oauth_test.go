@@ -64,7 +64,7 @@ func (s *memSecrets) len() int {
 // entry returns the sign-in stored for a server.
 func (s *memSecrets) entry(t *testing.T, name, serverURL string) signIn {
 	t.Helper()
-	v, err := s.Get(context.Background(), signInAccount(name, serverURL))
+	v, err := s.Get(context.Background(), SignInAccount(name, serverURL))
 	require.NoError(t, err)
 	var e signIn
 	require.NoError(t, json.Unmarshal([]byte(v), &e))
@@ -214,7 +214,7 @@ func TestOAuthExpiredTokenRefreshed(t *testing.T) {
 	expired.Token = &tok
 	b, err := json.Marshal(expired)
 	require.NoError(t, err)
-	require.NoError(t, sec.Set(context.Background(), signInAccount("remote", as.URL()), string(b)))
+	require.NoError(t, sec.Set(context.Background(), SignInAccount("remote", as.URL()), string(b)))
 
 	require.NoError(t, m.Refresh(tctx(t), "remote"))
 	require.Equal(t, StateConnected, stateOf(m, "remote").State)
@@ -271,7 +271,7 @@ func TestOAuthTokenBoundToNameAndURL(t *testing.T) {
 	// server's account.
 	sec.mu.Lock()
 	for k, v := range sec.m {
-		sec.m[signInAccount("remote", other.URL())] = v
+		sec.m[SignInAccount("remote", other.URL())] = v
 		delete(sec.m, k)
 	}
 	sec.mu.Unlock()
@@ -406,4 +406,24 @@ func freePort(t *testing.T) int {
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestTokenStoreLargeToken: a sign-in too large for a keychain entry is
+// kept without its access token (the refresh token gets a new one), while
+// this process goes on using the token it has.
+func TestTokenStoreLargeToken(t *testing.T) {
+	sec := &memSecrets{}
+	st := &tokenStore{secrets: sec, account: "a", entry: signIn{Server: "s", URL: "u"}}
+	big := strings.Repeat("x", MaxSignInBytes)
+	require.NoError(t, st.SaveToken(context.Background(), &transport.Token{AccessToken: big, RefreshToken: "r", ExpiresAt: time.Now().Add(time.Hour)}))
+	got, err := st.GetToken(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, big, got.AccessToken)
+	stored := sec.m["a"]
+	require.LessOrEqual(t, len(stored), MaxSignInBytes)
+	var e signIn
+	require.NoError(t, json.Unmarshal([]byte(stored), &e))
+	require.Empty(t, e.Token.AccessToken)
+	require.Equal(t, "r", e.Token.RefreshToken)
+	require.True(t, e.Token.IsExpired())
 }

@@ -62,9 +62,10 @@ type login struct {
 	ln       net.Listener
 	port     int
 
-	taken  atomic.Bool // a callback with the right state came: the only one used
-	result chan error  // the callback's outcome (buffered)
-	stop   chan error  // ends the sign-in early (buffered)
+	taken  atomic.Bool   // a callback with the right state came: the only one used
+	result chan error    // the callback's outcome (buffered)
+	stop   chan error    // ends the sign-in early (buffered)
+	done   chan struct{} // closed once its port is free
 }
 
 // Login starts signing in to an http or sse server and returns the
@@ -111,8 +112,18 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("login %s: %w", name, err)
 	}
 	si.mu.Lock()
-	md := si.metadata[name]
+	md, prev := si.metadata[name], si.logins[name]
 	si.mu.Unlock()
+	if prev != nil {
+		// A newer sign-in replaces it; its port (maybe the fixed one) is
+		// freed first.
+		prev.end(errLoginCancelled)
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(set.CallbackPort)))
 	if err != nil {
@@ -155,7 +166,7 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 
 	l := &login{
 		m: m, server: name, rawURL: raw.URL, state: state, verifier: verifier, handler: h, store: st,
-		ln: ln, port: port, result: make(chan error, 1), stop: make(chan error, 1),
+		ln: ln, port: port, result: make(chan error, 1), stop: make(chan error, 1), done: make(chan struct{}),
 	}
 	m.mu.Lock()
 	if m.closed {
@@ -264,6 +275,7 @@ func (l *login) run() {
 	cancel()
 	_ = srv.Close()
 	wg.Wait()
+	close(l.done)
 
 	m.signIns.mu.Lock()
 	if m.signIns.logins[l.server] == l {

@@ -282,7 +282,8 @@ func TestOAuthTokenBoundToNameAndURL(t *testing.T) {
 // TestOAuthPreregisteredClientFixedPort: with oauth.clientId and
 // oauth.callbackPort the sidecar registers nothing and redirects to
 // exactly http://127.0.0.1:<port>/callback, what the client was
-// registered with.
+// registered with; a second Login frees the port of the first and takes
+// it over.
 func TestOAuthPreregisteredClientFixedPort(t *testing.T) {
 	port := freePort(t)
 	redirect := "http://127.0.0.1:" + strconv.Itoa(port) + "/callback"
@@ -292,10 +293,17 @@ func TestOAuthPreregisteredClientFixedPort(t *testing.T) {
 		Extra: map[string]json.RawMessage{"oauth": json.RawMessage(`{"clientId":"pre-registered","callbackPort":` + strconv.Itoa(port) + `}`)}}
 	m, sec, _ := oauthManager(t, []ServerConfig{cfg}, Options{})
 	require.Error(t, m.Connect(tctx(t), "remote"))
+	first, err := m.Login(tctx(t), "remote")
+	require.NoError(t, err)
+	// A second sign-in replaces the first on the same fixed port; the
+	// first URL's answer no longer matches.
 	authURL, err := m.Login(tctx(t), "remote")
 	require.NoError(t, err)
 	require.Equal(t, redirect, redirectOf(t, authURL))
 	require.Zero(t, as.Clients())
+	status, _, err := oauthtest.Browse(tctx(t), first)
+	require.NoError(t, err)
+	require.Equal(t, 400, status, "the replaced sign-in's state is refused")
 	status, body, err := oauthtest.Browse(tctx(t), authURL)
 	require.NoError(t, err)
 	require.Equal(t, 200, status, body)

@@ -377,6 +377,31 @@ func (a *remoteAuth) classify(err error) error {
 	return err
 }
 
+// wantsSignIn reports whether a call failed because the server no longer
+// accepts the connection's sign-in (or wants one).
+func wantsSignIn(err error) bool {
+	return client.IsOAuthAuthorizationRequiredError(err) || client.IsAuthorizationRequiredError(err)
+}
+
+// signInLost takes the connection of a server that refused its sign-in
+// during a call: the server becomes needs_auth (its tools go) until Login.
+func (m *Manager) signInLost(c *conn, err error) {
+	m.mu.Lock()
+	s, ok := m.servers[c.name]
+	if !ok || s.conn != c || m.closed {
+		m.mu.Unlock()
+		return
+	}
+	s.gen++
+	s.conn, s.tools, s.state, s.lastErr = nil, nil, StateNeedsAuth, (&NeedsAuthError{Err: err}).Error()
+	m.syncLocked()
+	m.announceLocked(s)
+	m.closeLater(c) // under the lock: never after CloseAll's Wait
+	m.mu.Unlock()
+	m.flush()
+	m.log.Warn("mcp sign-in refused", "server", c.name, "err", err)
+}
+
 // failedStateLocked is the state of a server whose connect failed with
 // err; a server that wants a sign-in remembers its 401's metadata URL for
 // Login. m.mu is held.

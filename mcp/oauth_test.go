@@ -225,6 +225,25 @@ func TestOAuthExpiredTokenRefreshed(t *testing.T) {
 	require.True(t, as.Accepted(now.Token.AccessToken))
 }
 
+// TestOAuthRevokedMidSession: a server that stops accepting the token
+// during a session makes the call fail as "sign in again" and the server
+// needs_auth (its tools withdrawn), not a dead server.
+func TestOAuthRevokedMidSession(t *testing.T) {
+	as := oauthtest.New(oauthtest.Options{})
+	defer as.Close()
+	m, reg, _, log := oauthManagerReg(t, []ServerConfig{{Name: "remote", Type: TypeHTTP, URL: as.URL(), Enabled: true}}, Options{})
+	require.Error(t, m.Connect(tctx(t), "remote"))
+	signInThrough(t, m, "remote")
+	as.ExpireAccessTokens() // the server refuses the token; this side thinks it is good
+	_, err := callTool(t, reg, "mcp__remote__whoami", `{}`)
+	require.ErrorContains(t, err, "mcp.login")
+	st := stateOf(m, "remote")
+	require.Equal(t, StateNeedsAuth, st.State)
+	require.True(t, log.has("remote", StateNeedsAuth))
+	_, ok := reg.Lookup("mcp__remote__whoami")
+	require.False(t, ok, "the tools of a server that wants a sign-in are withdrawn")
+}
+
 // TestOAuthLogout: the sign-in is forgotten (keychain entry removed) and
 // the server is needs_auth again.
 func TestOAuthLogout(t *testing.T) {

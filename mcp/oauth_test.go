@@ -158,6 +158,20 @@ func TestOAuthSignInEndToEnd(t *testing.T) {
 	require.Error(t, err, "the callback port is closed after the sign-in")
 }
 
+// TestOAuthSignInSSE: an SSE server signs in the same way.
+func TestOAuthSignInSSE(t *testing.T) {
+	as := oauthtest.New(oauthtest.Options{SSE: true})
+	defer as.Close()
+	m, reg, _, _ := oauthManagerReg(t, []ServerConfig{{Name: "events", Type: TypeSSE, URL: as.URL(), Enabled: true}}, Options{})
+	require.Error(t, m.Connect(tctx(t), "events"))
+	require.Equal(t, StateNeedsAuth, stateOf(m, "events").State, stateOf(m, "events").LastError)
+	signInThrough(t, m, "events")
+	out, err := callTool(t, reg, "mcp__events__whoami", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, oauthtest.ToolText, out)
+	require.NoError(t, m.CloseAll()) // before the SSE server waits for its stream
+}
+
 // TestOAuthRefusedConsent: the user refuses (error=access_denied): the
 // sign-in ends with that reason, nothing is stored, the server stays
 // needs_auth.

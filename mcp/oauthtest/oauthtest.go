@@ -41,6 +41,9 @@ type Options struct {
 	// allowed redirect URIs.
 	ClientID     string
 	RedirectURIs []string
+	// SSE serves the MCP server over the SSE transport (/sse) instead of
+	// streamable HTTP (/mcp).
+	SSE bool
 }
 
 // Server is an authorization server (AS) and the MCP server it protects
@@ -53,15 +56,15 @@ type Server struct {
 	// Deny makes the consent refuse (error=access_denied).
 	Deny atomic.Bool
 
-	mu      sync.Mutex
-	clients map[string][]string  // client id → redirect URIs
-	codes   map[string]codeGrant // unused authorization codes
-	access  map[string]time.Time // access token → expiry
-	refresh map[string]string    // live refresh token → client id
-	issued  []string             // every token issued
-	grants  map[string]int       // grant type → successful token requests
-	seen    map[string]bool      // access tokens the resource accepted
-	mcpSrv  *server.StreamableHTTPServer
+	mu       sync.Mutex
+	clients  map[string][]string  // client id → redirect URIs
+	codes    map[string]codeGrant // unused authorization codes
+	access   map[string]time.Time // access token → expiry
+	refresh  map[string]string    // live refresh token → client id
+	issued   []string             // every token issued
+	grants   map[string]int       // grant type → successful token requests
+	seen     map[string]bool      // access tokens the resource accepted
+	shutdown func(context.Context) error
 }
 
 type codeGrant struct {
@@ -92,26 +95,44 @@ func New(opts Options) *Server {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(ToolText), nil
 		})
-	s.mcpSrv = server.NewStreamableHTTPServer(ms)
 	rs := http.NewServeMux()
-	rs.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", s.resourceMetadata)
+	rs.HandleFunc("GET /.well-known/oauth-protected-resource"+s.path(), s.resourceMetadata)
 	rs.HandleFunc("GET /.well-known/oauth-protected-resource", s.resourceMetadata)
-	rs.Handle("/mcp", s.bearer(s.mcpSrv))
+	if opts.SSE {
+		sse := server.NewSSEServer(ms)
+		s.shutdown = sse.Shutdown
+		rs.Handle("/sse", s.bearer(sse))
+		rs.Handle("/message", s.bearer(sse))
+		s.Resource = httptest.NewServer(rs)
+		server.WithBaseURL(s.Resource.URL)(sse)
+		return s
+	}
+	h := server.NewStreamableHTTPServer(ms)
+	s.shutdown = h.Shutdown
+	rs.Handle("/mcp", s.bearer(h))
 	s.Resource = httptest.NewServer(rs)
 	return s
+}
+
+// path is the MCP endpoint's path.
+func (s *Server) path() string {
+	if s.opts.SSE {
+		return "/sse"
+	}
+	return "/mcp"
 }
 
 // Close stops both servers.
 func (s *Server) Close() {
 	s.Resource.CloseClientConnections()
 	s.Resource.Close()
-	_ = s.mcpSrv.Shutdown(context.Background())
+	_ = s.shutdown(context.Background())
 	s.AS.CloseClientConnections()
 	s.AS.Close()
 }
 
 // URL is the MCP server's URL.
-func (s *Server) URL() string { return s.Resource.URL + "/mcp" }
+func (s *Server) URL() string { return s.Resource.URL + s.path() }
 
 // Issued returns every token issued (access and refresh).
 func (s *Server) Issued() []string {
@@ -291,7 +312,7 @@ func (s *Server) bearer(next http.Handler) http.Handler {
 		}
 		s.mu.Unlock()
 		if !valid {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.Resource.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+s.Resource.URL+`/.well-known/oauth-protected-resource`+s.path()+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

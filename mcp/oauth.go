@@ -314,7 +314,7 @@ func (d *dialer) authFor(ctx context.Context, cfg ServerConfig) *remoteAuth {
 	e, err := readSignIn(ctx, si.secrets, account, cfg.Name, cfg.URL)
 	if err != nil {
 		if !errors.Is(err, ErrNoSignIn) {
-			d.logger.Warn("mcp sign-in not readable", "server", cfg.Name, "err", err)
+			d.logger.Debug("mcp sign-in not readable", "server", cfg.Name, "err", err)
 		}
 		return a
 	}

@@ -56,6 +56,7 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},

@@ -433,6 +433,15 @@ export class SidecarClient {
     return this.call("request.respond", { sessionId, requestId: request.requestId, response }, opts);
   }
 
+  /**
+   * Forks a session (`session.fork`): a new session whose history is this
+   * one's up to and including `turnId` (absent: its last finished turn).
+   * The result's `session.forkedFrom` names the source and the turn.
+   */
+  fork(sessionId: string, turnId?: string, opts?: CallOptions): Promise<ResultOf<"session.fork">> {
+    return this.call("session.fork", turnId === undefined ? { sessionId } : { sessionId, turnId }, opts);
+  }
+
   /** Closes for good: no reconnect; pending calls reject. */
   close(): void {
     this.#closedByUser = true;

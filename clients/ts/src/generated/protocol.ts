@@ -677,6 +677,13 @@ export interface FileChange {
   oldPath?: string;
 }
 /**
+ * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
+ */
+export interface ForkedFrom {
+  sessionId: string;
+  turnId: string;
+}
+/**
  * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
  */
 export interface GitCandidate {
@@ -1755,6 +1762,7 @@ export interface Session {
   settings: SessionSettings;
   sandbox: SandboxInfo;
   usage?: SessionUsage;
+  forkedFrom?: ForkedFrom;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1849,6 +1857,17 @@ export interface SessionDropped {
    * Reason is "fell behind" or "session closed".
    */
   reason: string;
+}
+/**
+ * SessionForkParams are the params of session.fork.
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  /**
+   * TurnID is the last turn the fork keeps; absent: the session's last
+   * finished turn.
+   */
+  turnId?: string;
 }
 /**
  * SessionGetResult is the result of session.get.
@@ -2677,6 +2696,7 @@ export interface SchemaMethods {
   "search.set": { params: SearchSetParams; result: SearchConfig };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
   "session.list": { params: ProjectIDParams; result: SessionListResult };

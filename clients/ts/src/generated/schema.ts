@@ -317,6 +317,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/DeletedResult"
    }
   },
+  "session.fork": {
+   "params": {
+    "$ref": "#/$defs/SessionForkParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionCreateResult"
+   }
+  },
   "session.get": {
    "params": {
     "$ref": "#/$defs/SessionIDParams"
@@ -1585,6 +1593,22 @@ export const protocolSchema: Record<string, unknown> = {
     "status"
    ],
    "description": "FileChange is one file a turn changed."
+  },
+  "ForkedFrom": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    }
+   },
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId"
+   ],
+   "description": "ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn."
   },
   "GitCandidate": {
    "properties": {
@@ -3797,6 +3821,10 @@ export const protocolSchema: Record<string, unknown> = {
     "usage": {
      "$ref": "#/$defs/SessionUsage",
      "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
+    },
+    "forkedFrom": {
+     "$ref": "#/$defs/ForkedFrom",
+     "description": "ForkedFrom is where session.fork made this session from; absent for\nother sessions."
     }
    },
    "type": "object",
@@ -4343,6 +4371,23 @@ export const protocolSchema: Record<string, unknown> = {
     "time"
    ],
    "description": "SessionEvent is the params of a session.event notification: one event of a session, sent after it is stored, in seq order."
+  },
+  "SessionForkParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is the last turn the fork keeps; absent: the session's last\nfinished turn."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId"
+   ],
+   "description": "SessionForkParams are the params of session.fork."
   },
   "SessionGetResult": {
    "properties": {

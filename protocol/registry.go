@@ -105,6 +105,8 @@ func Methods() []MethodSpec {
 		{"mcp.untrust", MCPNameParams{}, MCPServerResult{}},
 		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
 		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
+		{"mcp.login", MCPLoginParams{}, MCPLoginResult{}},
+		{"mcp.logout", MCPLoginParams{}, MCPServerResult{}},
 
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},

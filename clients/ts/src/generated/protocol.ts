@@ -922,7 +922,8 @@ export interface MCPServer {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -971,6 +972,28 @@ export interface MCPRun {
    * secrets).
    */
   secretVars?: string[];
+}
+/**
+ * MCPLoginParams are the params of mcp.login and mcp.logout.
+ */
+export interface MCPLoginParams {
+  /**
+   * ProjectID is the open project of the server; it may be left out when
+   * exactly one open project has a server of that name.
+   */
+  projectId?: string;
+  name: string;
+}
+/**
+ * MCPLoginResult is the result of mcp.login.
+ */
+export interface MCPLoginResult {
+  /**
+   * AuthorizationURL is the page the shell opens in the user's browser.
+   * Its host is the server's authorization server (from the server's
+   * metadata, not from the sidecar): show it to the user.
+   */
+  authorizationUrl: string;
 }
 /**
  * MCPNameParams are the params of mcp.remove, mcp.refresh and mcp.untrust.
@@ -1038,7 +1061,8 @@ export interface MCPStatusNotification {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -2693,6 +2717,8 @@ export interface SchemaMethods {
   "keys.status": { params: Empty; result: KeysStatusResult };
   "mcp.add": { params: MCPAddParams; result: MCPServerResult };
   "mcp.list": { params: ProjectIDParams; result: MCPListResult };
+  "mcp.login": { params: MCPLoginParams; result: MCPLoginResult };
+  "mcp.logout": { params: MCPLoginParams; result: MCPServerResult };
   "mcp.refresh": { params: MCPNameParams; result: MCPServerResult };
   "mcp.remove": { params: MCPNameParams; result: RemovedResult };
   "mcp.sessionAdd": { params: MCPSessionAddParams; result: MCPSessionAddResult };

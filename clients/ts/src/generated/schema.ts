@@ -93,6 +93,22 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/MCPListResult"
    }
   },
+  "mcp.login": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPLoginResult"
+   }
+  },
+  "mcp.logout": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPServerResult"
+   }
+  },
   "mcp.refresh": {
    "params": {
     "$ref": "#/$defs/MCPNameParams"
@@ -2025,6 +2041,36 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "MCPListResult is the result of mcp.list."
   },
+  "MCPLoginParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the open project of the server; it may be left out when\nexactly one open project has a server of that name."
+    },
+    "name": {
+     "type": "string"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "name"
+   ],
+   "description": "MCPLoginParams are the params of mcp.login and mcp.logout."
+  },
+  "MCPLoginResult": {
+   "properties": {
+    "authorizationUrl": {
+     "type": "string",
+     "description": "AuthorizationURL is the page the shell opens in the user's browser.\nIts host is the server's authorization server (from the server's\nmetadata, not from the sidecar): show it to the user."
+    }
+   },
+   "type": "object",
+   "required": [
+    "authorizationUrl"
+   ],
+   "description": "MCPLoginResult is the result of mcp.login."
+  },
   "MCPNameParams": {
    "properties": {
     "projectId": {
@@ -2100,7 +2146,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"
@@ -2311,7 +2357,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"

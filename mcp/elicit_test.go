@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -159,12 +158,6 @@ func elicitServer(t *testing.T, args ...string) *tools.Registry {
 	connected, failed := m.ConnectAll(context.Background())
 	require.Equal(t, []string{"el"}, connected, "%v", failed)
 	return reg
-}
-
-func tctx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // TestElicitationReachesTheServer: a real stdio server's form elicitation,

@@ -72,6 +72,7 @@ func routeGroups() []map[string]handler {
 		mcpRoutes(),       // mcp.go
 		terminalRoutes(),  // terminal.go
 		searchRoutes(),    // search.go
+		filesRoutes(),     // files.go
 	}
 }
 

@@ -103,6 +103,8 @@ func Methods() []MethodSpec {
 		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
 		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
 
+		{"files.search", FilesSearchParams{}, FilesSearchResult{}},
+
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},
 		{"terminal.resize", TerminalResizeParams{}, Terminal{}},

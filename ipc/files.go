@@ -25,7 +25,7 @@ var errSuperseded = errors.New("superseded by a newer files.search on this conne
 // call (by arrival) cancels it, and it fails with errSuperseded unless it
 // had finished.
 func filesSearch(ctx context.Context, b *backend.Backend, c *conn, p protocol.FilesSearchParams) (protocol.FilesSearchResult, error) {
-	ctx, done, err := c.fileSearch.begin(ctx)
+	ctx, done, err := c.fileSearch.begin(ctx, wsrpc.Arrival(ctx))
 	if err != nil {
 		return protocol.FilesSearchResult{}, err
 	}
@@ -46,11 +46,12 @@ type latestCall struct {
 	cancel  context.CancelCauseFunc // guarded by mu; ends it, nil once it ended
 }
 
-// begin starts the call of ctx: it cancels an older one still running
-// (cause errSuperseded) and fails with errSuperseded when a newer one has
-// begun already. done must be called when the call ends.
-func (l *latestCall) begin(ctx context.Context) (context.Context, func(), error) {
-	n := wsrpc.Arrival(ctx)
+// begin starts the call of ctx, the connection's arrival'th request: it
+// cancels an older one still running (cause errSuperseded) and fails with
+// errSuperseded when a newer one has begun already. done must be called
+// when the call ends.
+func (l *latestCall) begin(ctx context.Context, arrival uint64) (context.Context, func(), error) {
+	n := arrival
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n < l.arrival {

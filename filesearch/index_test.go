@@ -119,8 +119,8 @@ func TestRanking(t *testing.T) {
 // a TypeScript shell highlights with string indices.
 func TestPositions(t *testing.T) {
 	root := tree(t, map[string]string{
-		"a/b/serve.go":    "",
-		"dé/ü𝄞x.go":       "", // é, ü: one unit each; 𝄞: two
+		"a/b/serve.go":   "",
+		"dé/ü𝄞x.go":      "", // é, ü: one unit each; 𝄞: two
 		"日本/テスト_file.md": "",
 	})
 	ix := newIndex(t, root, filesearch.Options{})

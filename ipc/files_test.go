@@ -100,7 +100,7 @@ func TestFilesSearchNewerSupersedesOlder(t *testing.T) {
 			`{"jsonrpc":"2.0","id":"b%d","method":"files.search","params":{"projectId":%q,"query":"sv"}}]`, i, pid, i, pid)
 		require.NoError(t, c.WriteRaw(tctx(t), []byte(batch)))
 		var answers []struct {
-			ID     string                     `json:"id"`
+			ID     string                      `json:"id"`
 			Result *protocol.FilesSearchResult `json:"result"`
 			Error  *protocol.Error             `json:"error"`
 		}

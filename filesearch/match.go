@@ -25,6 +25,7 @@ const (
 	bonusInBase     = 16 // the whole match lies in the last element
 	bonusBasePrefix = 16 // the last element starts with the query
 	bonusBaseExact  = 32 // the last element, or it without its extension, is the query
+	maxBonus        = bonusInBase + bonusBasePrefix + bonusBaseExact
 )
 
 // minChunk is the fewest entries a matching goroutine is given.
@@ -170,6 +171,9 @@ func (s *snapshot) match(ctx context.Context, q query, cands []int32, limit int)
 					continue
 				}
 				p.matched = append(p.matched, slot)
+				if w, full := p.top.worst(); full && r.Score+maxBonus < int(w.score) {
+					continue // cannot make the best limit whatever its bonuses
+				}
 				p.top.push(scored{slot, int32(rank(e, r, q, slab))})
 			}
 		})
@@ -283,6 +287,14 @@ func (t *topK) push(x scored) {
 	}
 	t.items[0] = x
 	t.down(0)
+}
+
+// worst returns the worst item kept, and whether k are kept.
+func (t *topK) worst() (scored, bool) {
+	if len(t.items) < t.k || t.k == 0 {
+		return scored{}, false
+	}
+	return t.items[0], true
 }
 
 // worse is the heap order: the root is the worst.

@@ -18,8 +18,8 @@ import (
 
 // Bounds and defaults.
 const (
-	// DefaultMaxEntries bounds the paths an index holds (about 150 bytes
-	// each: 30 MB at the bound).
+	// DefaultMaxEntries bounds the paths an index holds (about 190 bytes
+	// each: 40 MB at the bound).
 	DefaultMaxEntries = 200_000
 	// DefaultRefreshAfter is Options.RefreshAfter's default.
 	DefaultRefreshAfter = 30 * time.Second

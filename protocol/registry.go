@@ -56,6 +56,7 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},
@@ -102,6 +103,8 @@ func Methods() []MethodSpec {
 		{"mcp.untrust", MCPNameParams{}, MCPServerResult{}},
 		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
 		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
+		{"mcp.login", MCPLoginParams{}, MCPLoginResult{}},
+		{"mcp.logout", MCPLoginParams{}, MCPServerResult{}},
 
 		{"files.search", FilesSearchParams{}, FilesSearchResult{}},
 

@@ -729,6 +729,13 @@ export interface FilesSearchResult {
   truncated: boolean;
 }
 /**
+ * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
+ */
+export interface ForkedFrom {
+  sessionId: string;
+  turnId: string;
+}
+/**
  * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
  */
 export interface GitCandidate {
@@ -967,7 +974,8 @@ export interface MCPServer {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -1016,6 +1024,28 @@ export interface MCPRun {
    * secrets).
    */
   secretVars?: string[];
+}
+/**
+ * MCPLoginParams are the params of mcp.login and mcp.logout.
+ */
+export interface MCPLoginParams {
+  /**
+   * ProjectID is the open project of the server; it may be left out when
+   * exactly one open project has a server of that name.
+   */
+  projectId?: string;
+  name: string;
+}
+/**
+ * MCPLoginResult is the result of mcp.login.
+ */
+export interface MCPLoginResult {
+  /**
+   * AuthorizationURL is the page the shell opens in the user's browser.
+   * Its host is the server's authorization server (from the server's
+   * metadata, not from the sidecar): show it to the user.
+   */
+  authorizationUrl: string;
 }
 /**
  * MCPNameParams are the params of mcp.remove, mcp.refresh and mcp.untrust.
@@ -1083,7 +1113,8 @@ export interface MCPStatusNotification {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -1783,6 +1814,7 @@ export interface Session {
   settings: SessionSettings;
   sandbox: SandboxInfo;
   usage?: SessionUsage;
+  forkedFrom?: ForkedFrom;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1877,6 +1909,17 @@ export interface SessionDropped {
    * Reason is "fell behind" or "session closed".
    */
   reason: string;
+}
+/**
+ * SessionForkParams are the params of session.fork.
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  /**
+   * TurnID is the last turn the fork keeps; absent: the session's last
+   * finished turn.
+   */
+  turnId?: string;
 }
 /**
  * SessionGetResult is the result of session.get.
@@ -2678,6 +2721,8 @@ export interface SchemaMethods {
   "keys.status": { params: Empty; result: KeysStatusResult };
   "mcp.add": { params: MCPAddParams; result: MCPServerResult };
   "mcp.list": { params: ProjectIDParams; result: MCPListResult };
+  "mcp.login": { params: MCPLoginParams; result: MCPLoginResult };
+  "mcp.logout": { params: MCPLoginParams; result: MCPServerResult };
   "mcp.refresh": { params: MCPNameParams; result: MCPServerResult };
   "mcp.remove": { params: MCPNameParams; result: RemovedResult };
   "mcp.sessionAdd": { params: MCPSessionAddParams; result: MCPSessionAddResult };
@@ -2704,6 +2749,7 @@ export interface SchemaMethods {
   "search.set": { params: SearchSetParams; result: SearchConfig };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
   "session.list": { params: ProjectIDParams; result: SessionListResult };

@@ -37,7 +37,8 @@ type Options struct {
 	MaxEntries int
 	// Live reports whether Changed and Lost hear of every change below the
 	// root. Nil, or false when asked: the index is rebuilt (in the
-	// background) when a search finds it older than RefreshAfter.
+	// background) when a search finds it older than RefreshAfter. It is
+	// called with the index's lock held: it must not call the Index.
 	Live func() bool
 	// RefreshAfter is the age past which an index that is not Live is
 	// rebuilt.

@@ -1,0 +1,78 @@
+package sessionfile
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzImport: Read never panics on any bytes, and whatever it answers it
+// writes nothing outside its destination: on an error the destination is
+// empty, on success it holds exactly the manifest's attachments (regular
+// files, no links). Errors are the package's own (no file system error:
+// the destination is fine).
+func FuzzImport(f *testing.F) {
+	valid := writeSample(f)
+	f.Add(valid)
+	f.Add(valid[:len(valid)/2])
+	f.Add(valid[:len(valid)-22]) // no end of central directory
+	f.Add([]byte{})
+	f.Add([]byte("PK\x05\x06" + string(make([]byte, 18))))
+	for _, e := range []entry{
+		{name: "../evil.txt", data: []byte("x")},
+		{name: "/tmp/evil.txt", data: []byte("x")},
+		{name: "attachments/../../evil.txt", data: []byte("x")},
+		{name: `attachments\..\evil.txt`, data: []byte("x")},
+		{name: "attachments/1-0-a\x00b", data: []byte("x")},
+		{name: "attachments/1-0-link.png", data: []byte("/etc/passwd"), mode: fs.ModeSymlink | 0o777},
+		{name: "attachments/1765011600000-0-shot.png", data: []byte("dup")},
+		{name: EventsName, data: bytes.Repeat([]byte("0"), 1<<16), declared: 10},
+	} {
+		f.Add(rezip(f, valid, nil, e))
+	}
+	f.Add(withAttachment(f, valid, "1-0-x.png", "attachments/1-0-x.png", []byte("ok")))
+	lim := DefaultLimits
+	lim.FileBytes = 4 << 20
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parent := t.TempDir()
+		dst := filepath.Join(parent, "dst")
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		root, err := os.OpenRoot(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer root.Close()
+		c, err := Read(bytes.NewReader(data), int64(len(data)), root, lim)
+		got := filesUnder(t, parent)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrVersion) {
+				t.Fatalf("an error of no kind: %v", err)
+			}
+			if len(got) > 0 {
+				t.Fatalf("refused (%v) but left %q", err, got)
+			}
+			return
+		}
+		want := map[string]bool{}
+		for _, a := range c.Manifest.Attachments {
+			want["dst/"+a.Name] = true
+		}
+		if len(got) != len(want) {
+			t.Fatalf("wrote %q for the attachments %v", got, c.Manifest.Attachments)
+		}
+		for _, name := range got {
+			if !want[name] {
+				t.Fatalf("wrote %q, not an attachment of the manifest", name)
+			}
+			fi, err := os.Lstat(filepath.Join(parent, name))
+			if err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("%s is not a regular file: %v", name, err)
+			}
+		}
+	})
+}

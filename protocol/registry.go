@@ -56,6 +56,8 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.export", SessionExportParams{}, SessionExportResult{}},
+		{"session.import", SessionImportParams{}, SessionImportResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},

@@ -41,7 +41,7 @@ func sampleExport(t testing.TB) (Export, map[string][]byte) {
 	t.Cleanup(func() { root.Close() })
 	evs := []Event{
 		{Seq: 7, TurnID: "turn_1", Type: "turn_start", Data: json.RawMessage(`{"taskId":"turn_1","input":"look"}`), Time: t0},
-		{Seq: 8, TurnID: "turn_1", Type: "assistant_delta", Data: json.RawMessage(`{"taskId":"turn_1","text":"nice"}`), Time: t0},
+		{Seq: 8, TurnID: "turn_1", Type: "assistant_delta", Data: json.RawMessage(`{"taskId":"turn_1","text":"nice <b>&</b> é"}`), Time: t0},
 		{Seq: 9, TurnID: "turn_1", Type: "turn_end", Data: json.RawMessage(`{"taskId":"turn_1","status":"completed"}`), Time: t0},
 		{Seq: 10, Type: "session_named", Data: json.RawMessage(`{"taskId":"","name":"Pictures","source":"auto"}`), Time: t0},
 	}
@@ -132,6 +132,7 @@ func TestWriteThenRead(t *testing.T) {
 	require.Equal(t, "turn_start", c.Events[0].Type)
 	require.JSONEq(t, `{"taskId":"turn_1","input":"look"}`, string(c.Events[0].Data))
 	require.True(t, c.Events[0].Time.Equal(t0))
+	require.Equal(t, `{"taskId":"turn_1","text":"nice <b>&</b> é"}`, string(c.Events[1].Data), "byte for byte")
 	require.ElementsMatch(t, []string{"dst/1765011600000-0-shot.png", "dst/1765011600000-1-b.jpg"}, filesUnder(t, parent))
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join(dst, name))

@@ -2,6 +2,7 @@ package sessionfile
 
 import (
 	"archive/zip"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,6 +112,18 @@ func (c *countingWriter) wrap(err error) error {
 	return fmt.Errorf("session file: %w", err)
 }
 
+// jsonLine is v as one line of JSON and its newline; text is kept as it is
+// (no HTML escaping), so an event's data goes back byte for byte.
+func jsonLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 func writeMember(zw *zip.Writer, name string, b []byte) error {
 	f, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: time.Now().UTC()})
 	if err != nil {
@@ -144,11 +157,10 @@ func writeEvents(zw *zip.Writer, events iter.Seq2[Event, error], lim Limits) (in
 		if err := checkEvent(n, e); err != nil {
 			return 0, fmt.Errorf("%w: event %d: %v", ErrInvalid, n, err)
 		}
-		line, err := json.Marshal(e)
+		line, err := jsonLine(e)
 		if err != nil {
 			return 0, fmt.Errorf("%w: event %d: %v", ErrInvalid, n, err)
 		}
-		line = append(line, '\n')
 		if len(line) > lim.EventBytes {
 			return 0, fmt.Errorf("%w: event %d (%s) has %d bytes, at most %d", ErrTooLarge, n, e.Type, len(line), lim.EventBytes)
 		}
@@ -175,11 +187,10 @@ func writeHistory(zw *zip.Writer, msgs []llm.Message, lim Limits) (int, error) {
 		if err := checkMessage(m); err != nil {
 			return 0, fmt.Errorf("%w: history message %d: %v", ErrInvalid, i+1, err)
 		}
-		line, err := json.Marshal(m)
+		line, err := jsonLine(m)
 		if err != nil {
 			return 0, fmt.Errorf("%w: history message %d: %v", ErrInvalid, i+1, err)
 		}
-		line = append(line, '\n')
 		if len(line) > lim.MessageBytes {
 			return 0, fmt.Errorf("%w: history message %d has %d bytes, at most %d", ErrTooLarge, i+1, len(line), lim.MessageBytes)
 		}

@@ -1827,6 +1827,36 @@ export interface SessionDropped {
   reason: string;
 }
 /**
+ * SessionExportParams are the params of session.export.
+ */
+export interface SessionExportParams {
+  sessionId: string;
+  /**
+   * Path is the absolute path of the file to write (the shell's save
+   * dialog chose it); an existing file there is replaced.
+   */
+  path: string;
+}
+/**
+ * SessionExportResult is the result of session.export.
+ */
+export interface SessionExportResult {
+  /**
+   * Path is the file written (cleaned).
+   */
+  path: string;
+  /**
+   * Bytes is the file's size.
+   */
+  bytes: number;
+  /**
+   * Events, Messages and Attachments count what the file holds.
+   */
+  events: number;
+  messages: number;
+  attachments: number;
+}
+/**
  * SessionGetResult is the result of session.get.
  */
 export interface SessionGetResult {
@@ -1855,6 +1885,37 @@ export interface SessionGrantsResult {
  */
 export interface SessionIDParams {
   sessionId: string;
+}
+/**
+ * SessionImportParams are the params of session.import.
+ */
+export interface SessionImportParams {
+  /**
+   * ProjectID is the project the new session belongs to.
+   */
+  projectId: string;
+  /**
+   * Path is the absolute path of a file session.export wrote.
+   */
+  path: string;
+}
+/**
+ * SessionImportResult is the result of session.import.
+ */
+export interface SessionImportResult {
+  /**
+   * SessionID is the new session's id.
+   */
+  sessionId: string;
+  session: Session;
+  /**
+   * ResetSettings names the settings of the file that were not taken
+   * (the new session has the default): those that widen what runs
+   * without approval (mode auto, shellPolicy, allowedCommands, sandbox
+   * off, sandboxNetwork) and a provider profile or agent this sidecar
+   * does not have. Empty when every setting was taken.
+   */
+  resetSettings: string[];
 }
 /**
  * SessionListResult is the result of session.list.
@@ -2651,8 +2712,10 @@ export interface SchemaMethods {
   "search.set": { params: SearchSetParams; result: SearchConfig };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.export": { params: SessionExportParams; result: SessionExportResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
+  "session.import": { params: SessionImportParams; result: SessionImportResult };
   "session.list": { params: ProjectIDParams; result: SessionListResult };
   "session.rename": { params: SessionRenameParams; result: Session };
   "session.revokeGrant": { params: SessionRevokeGrantParams; result: RevokedResult };

@@ -61,7 +61,7 @@ func TestExportViewIsOneSnapshot(t *testing.T) {
 			require.NoError(t, err)
 		}
 	})
-	require.Len(t, evs, 2100)
+	require.Equal(t, 2100, len(evs), "the events of one snapshot")
 	for i, e := range evs {
 		require.Equal(t, int64(i+1), e.Seq)
 		require.Equal(t, "turn_1", e.TurnID)

@@ -61,18 +61,19 @@ func decodeStrict[P any](raw json.RawMessage) (P, error) {
 // contributes one function here. Adding a group is one line.
 func routeGroups() []map[string]handler {
 	return []map[string]handler{
-		lifecycleRoutes(),   // lifecycle.go
-		projectRoutes(),     // project.go
-		sessionRoutes(),     // session.go
-		sessionFileRoutes(), // export.go
-		turnRoutes(),        // turn.go
-		queueRoutes(),       // queue.go
-		providerRoutes(),    // providers.go
-		agentRoutes(),       // agents.go
-		vcsRoutes(),         // vcs.go
-		mcpRoutes(),         // mcp.go
-		terminalRoutes(),    // terminal.go
-		searchRoutes(),      // search.go
+		lifecycleRoutes(), // lifecycle.go
+		projectRoutes(),   // project.go
+		sessionRoutes(),   // session.go
+		turnRoutes(),      // turn.go
+		queueRoutes(),     // queue.go
+		providerRoutes(),  // providers.go
+		agentRoutes(),     // agents.go
+		vcsRoutes(),       // vcs.go
+		mcpRoutes(),       // mcp.go
+		terminalRoutes(),  // terminal.go
+		searchRoutes(),    // search.go
+
+		sessionFileRoutes(), // export.go: session.export, session.import
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/zqagent/sidecar/sessionfile"
 	"github.com/zqagent/sidecar/store"
 	"github.com/zqagent/sidecar/tools/media"
+	"github.com/zqagent/sidecar/vcs"
 )
 
 // session.export and session.import: a session as one file (the format is
@@ -297,34 +298,23 @@ func (b *Backend) ImportSession(ctx context.Context, p protocol.SessionImportPar
 
 // importedSession is the row of the new session: the file's title and
 // settings, less those that widen what runs without approval and those
-// naming a profile or agent this sidecar does not have (reset lists them).
-// A setting of a bad value refuses the file.
+// this sidecar does not know (a value of a newer version, a profile or
+// agent it does not have): those get the default, and reset lists them.
+// Settings that are not a JSON object of the right shape refuse the file.
 func (b *Backend) importedSession(ctx context.Context, projectID string, in sessionfile.Session) (store.Session, []string, error) {
-	bad := func(what string, err error) error {
-		var pe *protocol.ParamError
-		if errors.As(err, &pe) {
-			err = errors.New(pe.Why)
-		}
-		return protocol.InvalidField("path", fmt.Sprintf("%s: session %s: %v", sessionfile.ManifestName, what, err))
-	}
-	reset := []string{}
 	var set protocol.SessionSettings
 	if err := json.Unmarshal(in.Settings, &set); err != nil {
-		return store.Session{}, nil, bad("settings", err)
+		return store.Session{}, nil, protocol.InvalidField("path", fmt.Sprintf("%s: session settings: %v", sessionfile.ManifestName, err))
 	}
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(in.Settings, &obj) // an object: Unmarshal into set took it
+	reset := []string{}
 	mode, err := permission.ParseMode(in.Mode)
-	if err != nil {
-		return store.Session{}, nil, bad("mode", err)
-	}
-	if mode == permission.ModeAuto {
+	if err != nil || mode == permission.ModeAuto {
 		mode = permission.ModeInteractive
 		reset = append(reset, "mode")
 	}
-	policy, err := permission.ParseShellPolicy(set.ShellPolicy)
-	if err != nil {
-		return store.Session{}, nil, bad("shellPolicy", err)
-	}
-	if policy != permission.PolicyApprove {
+	if policy, err := permission.ParseShellPolicy(set.ShellPolicy); err != nil || policy != permission.PolicyApprove {
 		set.ShellPolicy = ""
 		reset = append(reset, "shellPolicy")
 	}
@@ -332,11 +322,7 @@ func (b *Backend) importedSession(ctx context.Context, projectID string, in sess
 		set.AllowedCommands = nil
 		reset = append(reset, "allowedCommands")
 	}
-	sb, err := sandbox.ParseMode(set.Sandbox)
-	if err != nil {
-		return store.Session{}, nil, bad("sandbox", err)
-	}
-	if sb == sandbox.ModeOff {
+	if sb, err := sandbox.ParseMode(set.Sandbox); err != nil || sb == sandbox.ModeOff {
 		set.Sandbox = ""
 		reset = append(reset, "sandbox")
 	}
@@ -345,27 +331,27 @@ func (b *Backend) importedSession(ctx context.Context, projectID string, in sess
 		reset = append(reset, "sandboxNetwork")
 	}
 	if set.ApprovalTimeoutMS < 0 {
-		return store.Session{}, nil, bad("approvalTimeoutMs", errors.New("must not be negative"))
+		set.ApprovalTimeoutMS = 0
+		reset = append(reset, "approvalTimeoutMs")
 	}
-	if err := validEffort(set.ReasoningEffort); err != nil {
-		return store.Session{}, nil, bad("reasoningEffort", err)
+	if validEffort(set.ReasoningEffort) != nil {
+		set.ReasoningEffort = ""
+		reset = append(reset, "reasoningEffort")
 	}
 	if set.Lang, err = parseLang(set.Lang); err != nil {
-		return store.Session{}, nil, bad("lang", err)
+		set.Lang = ""
+		reset = append(reset, "lang")
+	}
+	if set.Lang == "" {
+		set.Lang = b.defaultLang() // kept, as session.create keeps it
 	}
 	settings := withSettings(nil, set)
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(in.Settings, &obj)
 	if raw, ok := obj[vcsSettingKey]; ok {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return store.Session{}, nil, bad("vcs", err)
+		if m, err := importedVCSMode(raw); err == nil {
+			settings = withVCSMode(settings, m)
+		} else {
+			reset = append(reset, "vcs")
 		}
-		m, err := parseVCSMode(s)
-		if err != nil {
-			return store.Session{}, nil, bad("vcs", err)
-		}
-		settings = withVCSMode(settings, m)
 	}
 	provider := in.Provider
 	if _, err := b.profile(ctx, provider); err != nil {
@@ -381,4 +367,13 @@ func (b *Backend) importedSession(ctx context.Context, projectID string, in sess
 		ProjectID: projectID, Title: in.Title, TitleSource: in.TitleSource, Model: in.Model, Mode: string(mode),
 		Agent: agent, Provider: provider, TaskCount: in.TaskCount, Settings: settings, Usage: in.Usage,
 	}, reset, nil
+}
+
+// importedVCSMode reads the change-tracking mode of a file's settings.
+func importedVCSMode(raw json.RawMessage) (vcs.Mode, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return parseVCSMode(s)
 }

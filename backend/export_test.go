@@ -264,4 +264,24 @@ func TestImportRefusesHostileFile(t *testing.T) {
 	require.Equal(t, "t", imp.Session.Title)
 	require.Empty(t, imp.ResetSettings)
 	require.False(t, strings.HasPrefix(imp.SessionID, "import-"))
+
+	// Values this sidecar does not know get the default, and are named.
+	odd := strings.NewReplacer(`"mode":""`, `"mode":"yolo"`, `"agent":""`, `"agent":"nobody"`, `"provider":""`, `"provider":"nope"`,
+		`"settings":{}`, `"settings":{"lang":"xx","vcs":"weird","shellPolicy":"workspace","reasoningEffort":"max","approvalTimeoutMs":5000}`).Replace(manifest)
+	require.NotEqual(t, manifest, odd)
+	imp, err = b.ImportSession(ctx, protocol.SessionImportParams{ProjectID: proj.ProjectID,
+		Path: write("odd.zqsession", map[string]string{"manifest.json": odd, "events.jsonl": "", "history.jsonl": ""})})
+	require.NoError(t, err)
+	require.Equal(t, []string{"mode", "shellPolicy", "reasoningEffort", "lang", "vcs", "provider", "agent"}, imp.ResetSettings)
+	require.Equal(t, "interactive", imp.Session.Mode)
+	require.Equal(t, protocol.SessionSettings{ApprovalTimeoutMS: 5000, Lang: imp.Session.Settings.Lang}, imp.Session.Settings)
+	require.NotEmpty(t, imp.Session.Settings.Lang, "the default language, stored as session.create stores it")
+
+	// Settings of the wrong shape refuse the file.
+	bad := strings.Replace(manifest, `"settings":{}`, `"settings":{"allowedCommands":"rm"}`, 1)
+	_, err = b.ImportSession(ctx, protocol.SessionImportParams{ProjectID: proj.ProjectID,
+		Path: write("bad-settings.zqsession", map[string]string{"manifest.json": bad, "events.jsonl": "", "history.jsonl": ""})})
+	var pe *protocol.ParamError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorContains(t, err, "session settings")
 }

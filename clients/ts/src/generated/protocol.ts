@@ -1912,8 +1912,9 @@ export interface SessionImportResult {
    * ResetSettings names the settings of the file that were not taken
    * (the new session has the default): those that widen what runs
    * without approval (mode auto, shellPolicy, allowedCommands, sandbox
-   * off, sandboxNetwork) and a provider profile or agent this sidecar
-   * does not have. Empty when every setting was taken.
+   * off, sandboxNetwork) and those whose value this sidecar does not
+   * know (another version's, a provider profile or agent it does not
+   * have). Empty when every setting was taken.
    */
   resetSettings: string[];
 }

@@ -4457,7 +4457,7 @@ export const protocolSchema: Record<string, unknown> = {
       "type": "string"
      },
      "type": "array",
-     "description": "ResetSettings names the settings of the file that were not taken\n(the new session has the default): those that widen what runs\nwithout approval (mode auto, shellPolicy, allowedCommands, sandbox\noff, sandboxNetwork) and a provider profile or agent this sidecar\ndoes not have. Empty when every setting was taken."
+     "description": "ResetSettings names the settings of the file that were not taken\n(the new session has the default): those that widen what runs\nwithout approval (mode auto, shellPolicy, allowedCommands, sandbox\noff, sandboxNetwork) and those whose value this sidecar does not\nknow (another version's, a provider profile or agent it does not\nhave). Empty when every setting was taken."
     }
    },
    "type": "object",

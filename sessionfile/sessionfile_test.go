@@ -380,3 +380,44 @@ func TestReadRemovesWhatItWrote(t *testing.T) {
 	require.ErrorContains(t, err, "1765011600000-1-b.jpg")
 	require.Empty(t, filesUnder(t, parent))
 }
+
+// TestLineAtTheLimit: an event line of exactly EventBytes (its newline
+// included) is written and read back; one byte more is refused by both.
+func TestLineAtTheLimit(t *testing.T) {
+	lim := DefaultLimits
+	lim.EventBytes = 300
+	ev := func(pad int) Event {
+		return Event{Seq: 1, Type: "assistant_delta", Data: json.RawMessage(`{"text":"` + strings.Repeat("x", pad) + `"}`), Time: t0}
+	}
+	base, err := jsonLine(ev(0))
+	require.NoError(t, err)
+	for _, extra := range []int{0, 1} {
+		e := ev(lim.EventBytes - len(base) + extra)
+		line, err := jsonLine(e)
+		require.NoError(t, err)
+		require.Len(t, line, lim.EventBytes+extra)
+		x, _ := sampleExport(t)
+		x.Events = func(yield func(Event, error) bool) { yield(e, nil) }
+		var buf bytes.Buffer
+		_, err = Write(&buf, x, lim)
+		if extra > 0 {
+			require.ErrorIs(t, err, ErrTooLarge)
+			// The reader refuses it too (a file written with a looser limit).
+			loose := lim
+			loose.EventBytes++
+			buf.Reset()
+			x, _ = sampleExport(t)
+			x.Events = func(yield func(Event, error) bool) { yield(e, nil) }
+			_, err = Write(&buf, x, loose)
+			require.NoError(t, err)
+			_, _, _, err = readInto(t, buf.Bytes(), lim)
+			require.ErrorIs(t, err, ErrTooLarge)
+			require.ErrorContains(t, err, "line 1 has more than 300 bytes")
+			continue
+		}
+		require.NoError(t, err)
+		c, _, _, err := readInto(t, buf.Bytes(), lim)
+		require.NoError(t, err)
+		require.Len(t, c.Events, 1)
+	}
+}

@@ -34,8 +34,13 @@ func FuzzImport(f *testing.F) {
 		f.Add(rezip(f, valid, nil, e))
 	}
 	f.Add(withAttachment(f, valid, "1-0-x.png", "attachments/1-0-x.png", []byte("ok")))
+	// The default limits, scaled down so that an input that inflates to
+	// its limits costs milliseconds, not a write of 512 MiB.
 	lim := DefaultLimits
 	lim.FileBytes = 4 << 20
+	lim.EventBytes, lim.EventsBytes = 256<<10, 2<<20
+	lim.MessageBytes, lim.HistoryBytes = 256<<10, 2<<20
+	lim.AttachmentBytes, lim.AttachmentsBytes = 1<<20, 2<<20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parent := t.TempDir()
 		dst := filepath.Join(parent, "dst")

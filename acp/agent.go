@@ -31,9 +31,10 @@ type Agent struct {
 	ctx     context.Context // Serve's lifetime: questions and updates run under it
 	wg      *sync.WaitGroup // Serve's goroutines
 
-	rpcMu   sync.Mutex     // guards rpc, changed
-	rpc     *client.Client // the backend's connection; nil between two backends
-	changed chan struct{}  // closed (and replaced) when rpc changes
+	rpcMu   sync.Mutex      // guards rpc, methods, changed
+	rpc     *client.Client  // the backend's connection; nil between two backends
+	methods map[string]bool // the methods rpc's backend routes (its initialize result)
+	changed chan struct{}   // closed (and replaced) when rpc changes
 
 	mu       sync.Mutex // guards caps, sessions
 	caps     sdk.ClientCapabilities
@@ -45,11 +46,12 @@ var (
 	_ sdk.AgentLoader = (*Agent)(nil)
 )
 
-// setClient makes rpc the connection every method uses from now on.
-func (a *Agent) setClient(rpc *client.Client) {
+// setClient makes rpc the connection every method uses from now on;
+// methods are the methods its backend routes.
+func (a *Agent) setClient(rpc *client.Client, methods map[string]bool) {
 	a.rpcMu.Lock()
 	defer a.rpcMu.Unlock()
-	a.rpc = rpc
+	a.rpc, a.methods = rpc, methods
 	close(a.changed)
 	a.changed = make(chan struct{})
 }
@@ -126,7 +128,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			SessionCapabilities: a.sessionCapabilities(),
 			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "zqagent", Title: sdk.Ptr("zqagent sidecar"), Version: a.version},
@@ -411,8 +413,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 // ListSessions implements sdk.Agent (session/list, offered as
 // sessionCapabilities.list): the sessions of the data dir, of every project
 // or of the project at cwd, newest first, with their titles (the names the
-// sidecar gave them, in their language). One page: nextCursor is never
-// set, and a cursor is refused.
+// sidecar gave them, in their language); archived sessions are left out
+// (session.archive). One page: nextCursor is never set, and a cursor is
+// refused.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	if p.Cursor != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
@@ -437,16 +440,25 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if want != "" && filepath.Clean(pr.Path) != want {
 			continue
 		}
-		var list protocol.SessionListResult
-		if err := a.call(ctx, "session.list", protocol.ProjectIDParams{ProjectID: pr.ProjectID}, &list); err != nil {
-			return sdk.ListSessionsResponse{}, wireError(err)
-		}
-		for _, ss := range list.Sessions {
-			info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
-			if ss.Title != "" {
-				info.Title = sdk.Ptr(ss.Title)
+		// Every page of the project's sessions that are not archived.
+		limit := protocol.SessionListMaxLimit
+		cursor := ""
+		for {
+			var list protocol.SessionListResult
+			if err := a.call(ctx, "session.list", protocol.SessionListParams{ProjectID: pr.ProjectID, Limit: &limit, Cursor: cursor}, &list); err != nil {
+				return sdk.ListSessionsResponse{}, wireError(err)
 			}
-			rows = append(rows, row{info, ss.UpdatedAt})
+			for _, ss := range list.Sessions {
+				info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
+				if ss.Title != "" {
+					info.Title = sdk.Ptr(ss.Title)
+				}
+				rows = append(rows, row{info, ss.UpdatedAt})
+			}
+			if list.NextCursor == "" {
+				break
+			}
+			cursor = list.NextCursor
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y row) int { return y.updated.Compare(x.updated) })

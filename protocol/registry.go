@@ -43,7 +43,9 @@ func Methods() []MethodSpec {
 		{"worktree.remove", WorktreeRemoveParams{}, WorktreeRemoveResult{}},
 
 		{"session.create", SessionCreateParams{}, SessionCreateResult{}},
-		{"session.list", ProjectIDParams{}, SessionListResult{}},
+		{"session.list", SessionListParams{}, SessionListResult{}},
+		{"session.archive", SessionIDParams{}, Session{}},
+		{"session.unarchive", SessionIDParams{}, Session{}},
 		{"session.get", SessionIDParams{}, SessionGetResult{}},
 		{"session.delete", SessionIDParams{}, DeletedResult{}},
 		{"session.rename", SessionRenameParams{}, Session{}},
@@ -56,6 +58,7 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
 		{"session.export", SessionExportParams{}, SessionExportResult{}},
 		{"session.import", SessionImportParams{}, SessionImportResult{}},
 
@@ -104,6 +107,8 @@ func Methods() []MethodSpec {
 		{"mcp.untrust", MCPNameParams{}, MCPServerResult{}},
 		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
 		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
+		{"mcp.login", MCPLoginParams{}, MCPLoginResult{}},
+		{"mcp.logout", MCPLoginParams{}, MCPServerResult{}},
 
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},

@@ -31,8 +31,11 @@ type fakeModel struct {
 	usage   string
 	headers map[string]string
 
-	mu       sync.Mutex // guards plan, streams, namings, namingAt, usage, headers
-	plan     []string   // "401", "429", "500", "reset", "stall", else a text to stream
+	mu sync.Mutex // guards plan, streams, namings, namingAt, usage, headers, bodies
+	// plan: "401", "429", "500", "reset", "stall", "call:<name>:<arguments
+	// JSON>" (one tool call), else a text to stream.
+	plan     []string
+	bodies   [][]byte // the streamed requests' bodies, in order
 	streams  int
 	namings  int
 	namingAt chan struct{} // closed at the first naming request
@@ -49,6 +52,13 @@ func newFakeModel(t *testing.T, plan ...string) *fakeModel {
 // env is the environment of a sidecar that talks to f.
 func (f *fakeModel) env() []string {
 	return []string{"OPENAI_BASE_URL=" + f.srv.URL + "/v1", "OPENAI_FORCE_API_MODE=chat", "OPENAI_MODEL=m-fake", "ZQAGENT_SCRIPT="}
+}
+
+// requests returns the bodies of the streamed requests so far.
+func (f *fakeModel) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
 }
 
 func (f *fakeModel) counts() (streams, namings int) {
@@ -95,8 +105,14 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		step = f.plan[min(f.streams, len(f.plan)-1)]
 	}
 	f.streams++
+	n := f.streams
+	f.bodies = append(f.bodies, b)
 	f.mu.Unlock()
-	switch step {
+	kind, arg, _ := strings.Cut(step, ":")
+	if kind != "call" {
+		kind = step
+	}
+	switch kind {
 	case "401":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -118,6 +134,15 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
+	case "call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		name, args, _ := strings.Cut(arg, ":")
+		d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{map[string]any{"index": 0,
+			"delta": map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", n), "type": "function",
+				"function": map[string]any{"name": name, "arguments": args}}}}, "finish_reason": nil}}})
+		fmt.Fprintf(w, "data: %s\n\n", d)
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
 	default:
 		w.Header().Set("Content-Type", "text/event-stream")
 		chunk := func(delta, finish string) {

@@ -677,6 +677,13 @@ export interface FileChange {
   oldPath?: string;
 }
 /**
+ * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
+ */
+export interface ForkedFrom {
+  sessionId: string;
+  turnId: string;
+}
+/**
  * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
  */
 export interface GitCandidate {
@@ -915,7 +922,8 @@ export interface MCPServer {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -964,6 +972,28 @@ export interface MCPRun {
    * secrets).
    */
   secretVars?: string[];
+}
+/**
+ * MCPLoginParams are the params of mcp.login and mcp.logout.
+ */
+export interface MCPLoginParams {
+  /**
+   * ProjectID is the open project of the server; it may be left out when
+   * exactly one open project has a server of that name.
+   */
+  projectId?: string;
+  name: string;
+}
+/**
+ * MCPLoginResult is the result of mcp.login.
+ */
+export interface MCPLoginResult {
+  /**
+   * AuthorizationURL is the page the shell opens in the user's browser.
+   * Its host is the server's authorization server (from the server's
+   * metadata, not from the sidecar): show it to the user.
+   */
+  authorizationUrl: string;
 }
 /**
  * MCPNameParams are the params of mcp.remove, mcp.refresh and mcp.untrust.
@@ -1031,7 +1061,8 @@ export interface MCPStatusNotification {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -1731,6 +1762,13 @@ export interface Session {
   settings: SessionSettings;
   sandbox: SandboxInfo;
   usage?: SessionUsage;
+  forkedFrom?: ForkedFrom;
+  /**
+   * Archived is whether the session is archived (session.archive):
+   * session.list leaves it out unless asked for archived sessions.
+   */
+  archived: boolean;
+  snippet?: SessionSnippet;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1771,6 +1809,17 @@ export interface TokenCounts {
   cachedInput: number;
   output: number;
   reasoning: number;
+}
+/**
+ * SessionSnippet is the passage of a search hit around the words that matched (its title, else its earliest matching message); "…" marks a cut.
+ */
+export interface SessionSnippet {
+  text: string;
+  /**
+   * Highlights are the matched words as [start, end) offsets into
+   * Text, in UTF-16 code units (JavaScript string indexes).
+   */
+  highlights: [number, number][];
 }
 /**
  * SessionCreateParams are the params of session.create.
@@ -1857,6 +1906,17 @@ export interface SessionExportResult {
   attachments: number;
 }
 /**
+ * SessionForkParams are the params of session.fork.
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  /**
+   * TurnID is the last turn the fork keeps; absent: the session's last
+   * finished turn.
+   */
+  turnId?: string;
+}
+/**
  * SessionGetResult is the result of session.get.
  */
 export interface SessionGetResult {
@@ -1919,10 +1979,42 @@ export interface SessionImportResult {
   resetSettings: string[];
 }
 /**
- * SessionListResult is the result of session.list.
+ * SessionListParams are the params of session.list.
+ */
+export interface SessionListParams {
+  projectId: string;
+  /**
+   * Limit is the page size, 1 to 200; absent = 50.
+   */
+  limit?: number;
+  /**
+   * Cursor is the nextCursor of the previous page of the same list
+   * (same projectId, query and archived); absent = the first page.
+   */
+  cursor?: string;
+  /**
+   * Query, when not blank, keeps the sessions whose title or one of
+   * whose messages (user and assistant text) has every word of it, each
+   * matched as a word prefix; plain text, never a query language. At
+   * most 1,000 bytes and 32 words.
+   */
+  query?: string;
+  /**
+   * Archived: true lists only archived sessions; false (default) only
+   * the others.
+   */
+  archived?: boolean;
+}
+/**
+ * SessionListResult is the result of session.list: a page of sessions, most recently updated first.
  */
 export interface SessionListResult {
   sessions: Session[];
+  /**
+   * NextCursor continues the list after this page; absent on the last
+   * page. Opaque; valid for the same list while the sidecar runs.
+   */
+  nextCursor?: string;
 }
 /**
  * SessionNamedData: the session got a title.
@@ -2687,6 +2779,8 @@ export interface SchemaMethods {
   "keys.status": { params: Empty; result: KeysStatusResult };
   "mcp.add": { params: MCPAddParams; result: MCPServerResult };
   "mcp.list": { params: ProjectIDParams; result: MCPListResult };
+  "mcp.login": { params: MCPLoginParams; result: MCPLoginResult };
+  "mcp.logout": { params: MCPLoginParams; result: MCPServerResult };
   "mcp.refresh": { params: MCPNameParams; result: MCPServerResult };
   "mcp.remove": { params: MCPNameParams; result: RemovedResult };
   "mcp.sessionAdd": { params: MCPSessionAddParams; result: MCPSessionAddResult };
@@ -2711,13 +2805,15 @@ export interface SchemaMethods {
   "request.respond": { params: RequestRespondParams; result: RequestRespondResult };
   "search.get": { params: Empty; result: SearchConfig };
   "search.set": { params: SearchSetParams; result: SearchConfig };
+  "session.archive": { params: SessionIDParams; result: Session };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
   "session.export": { params: SessionExportParams; result: SessionExportResult };
+  "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
   "session.import": { params: SessionImportParams; result: SessionImportResult };
-  "session.list": { params: ProjectIDParams; result: SessionListResult };
+  "session.list": { params: SessionListParams; result: SessionListResult };
   "session.rename": { params: SessionRenameParams; result: Session };
   "session.revokeGrant": { params: SessionRevokeGrantParams; result: RevokedResult };
   "session.setAgent": { params: SessionSetAgentParams; result: Session };
@@ -2726,6 +2822,7 @@ export interface SchemaMethods {
   "session.setModel": { params: SessionSetModelParams; result: Session };
   "session.setPermissions": { params: SessionSetPermissionsParams; result: Session };
   "session.subscribe": { params: SessionSubscribeParams; result: SessionSubscribeResult };
+  "session.unarchive": { params: SessionIDParams; result: Session };
   "session.unsubscribe": { params: SessionIDParams; result: UnsubscribeResult };
   "shutdown": { params: Empty; result: OKResult };
   "terminal.create": { params: TerminalCreateParams; result: Terminal };

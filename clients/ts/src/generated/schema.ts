@@ -93,6 +93,22 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/MCPListResult"
    }
   },
+  "mcp.login": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPLoginResult"
+   }
+  },
+  "mcp.logout": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPServerResult"
+   }
+  },
   "mcp.refresh": {
    "params": {
     "$ref": "#/$defs/MCPNameParams"
@@ -285,6 +301,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/SearchConfig"
    }
   },
+  "session.archive": {
+   "params": {
+    "$ref": "#/$defs/SessionIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Session"
+   }
+  },
   "session.create": {
    "params": {
     "$ref": "#/$defs/SessionCreateParams"
@@ -307,6 +331,14 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "result": {
     "$ref": "#/$defs/SessionExportResult"
+   }
+  },
+  "session.fork": {
+   "params": {
+    "$ref": "#/$defs/SessionForkParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionCreateResult"
    }
   },
   "session.get": {
@@ -335,7 +367,7 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "session.list": {
    "params": {
-    "$ref": "#/$defs/ProjectIDParams"
+    "$ref": "#/$defs/SessionListParams"
    },
    "result": {
     "$ref": "#/$defs/SessionListResult"
@@ -403,6 +435,14 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "result": {
     "$ref": "#/$defs/SessionSubscribeResult"
+   }
+  },
+  "session.unarchive": {
+   "params": {
+    "$ref": "#/$defs/SessionIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Session"
    }
   },
   "session.unsubscribe": {
@@ -1586,6 +1626,22 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "FileChange is one file a turn changed."
   },
+  "ForkedFrom": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    }
+   },
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId"
+   ],
+   "description": "ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn."
+  },
   "GitCandidate": {
    "properties": {
     "kind": {
@@ -2001,6 +2057,36 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "MCPListResult is the result of mcp.list."
   },
+  "MCPLoginParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the open project of the server; it may be left out when\nexactly one open project has a server of that name."
+    },
+    "name": {
+     "type": "string"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "name"
+   ],
+   "description": "MCPLoginParams are the params of mcp.login and mcp.logout."
+  },
+  "MCPLoginResult": {
+   "properties": {
+    "authorizationUrl": {
+     "type": "string",
+     "description": "AuthorizationURL is the page the shell opens in the user's browser.\nIts host is the server's authorization server (from the server's\nmetadata, not from the sidecar): show it to the user."
+    }
+   },
+   "type": "object",
+   "required": [
+    "authorizationUrl"
+   ],
+   "description": "MCPLoginResult is the result of mcp.login."
+  },
   "MCPNameParams": {
    "properties": {
     "projectId": {
@@ -2076,7 +2162,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"
@@ -2287,7 +2373,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"
@@ -3767,6 +3853,18 @@ export const protocolSchema: Record<string, unknown> = {
     "usage": {
      "$ref": "#/$defs/SessionUsage",
      "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
+    },
+    "forkedFrom": {
+     "$ref": "#/$defs/ForkedFrom",
+     "description": "ForkedFrom is where session.fork made this session from; absent for\nother sessions."
+    },
+    "archived": {
+     "type": "boolean",
+     "description": "Archived is whether the session is archived (session.archive):\nsession.list leaves it out unless asked for archived sessions."
+    },
+    "snippet": {
+     "$ref": "#/$defs/SessionSnippet",
+     "description": "Snippet is where a session.list query matched; only in the result\nof session.list with a query."
     }
    },
    "type": "object",
@@ -3788,7 +3886,8 @@ export const protocolSchema: Record<string, unknown> = {
     "createdAt",
     "updatedAt",
     "settings",
-    "sandbox"
+    "sandbox",
+    "archived"
    ],
    "description": "Session is the session object."
   },
@@ -4363,6 +4462,23 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "SessionExportResult is the result of session.export."
   },
+  "SessionForkParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is the last turn the fork keeps; absent: the session's last\nfinished turn."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId"
+   ],
+   "description": "SessionForkParams are the params of session.fork."
+  },
   "SessionGetResult": {
    "properties": {
     "session": {
@@ -4468,6 +4584,35 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "SessionImportResult is the result of session.import."
   },
+  "SessionListParams": {
+   "properties": {
+    "projectId": {
+     "type": "string"
+    },
+    "limit": {
+     "type": "integer",
+     "description": "Limit is the page size, 1 to 200; absent = 50."
+    },
+    "cursor": {
+     "type": "string",
+     "description": "Cursor is the nextCursor of the previous page of the same list\n(same projectId, query and archived); absent = the first page."
+    },
+    "query": {
+     "type": "string",
+     "description": "Query, when not blank, keeps the sessions whose title or one of\nwhose messages (user and assistant text) has every word of it, each\nmatched as a word prefix; plain text, never a query language. At\nmost 1,000 bytes and 32 words."
+    },
+    "archived": {
+     "type": "boolean",
+     "description": "Archived: true lists only archived sessions; false (default) only\nthe others."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId"
+   ],
+   "description": "SessionListParams are the params of session.list."
+  },
   "SessionListResult": {
    "properties": {
     "sessions": {
@@ -4475,13 +4620,17 @@ export const protocolSchema: Record<string, unknown> = {
       "$ref": "#/$defs/Session"
      },
      "type": "array"
+    },
+    "nextCursor": {
+     "type": "string",
+     "description": "NextCursor continues the list after this page; absent on the last\npage. Opaque; valid for the same list while the sidecar runs."
     }
    },
    "type": "object",
    "required": [
     "sessions"
    ],
-   "description": "SessionListResult is the result of session.list."
+   "description": "SessionListResult is the result of session.list: a page of sessions, most recently updated first."
   },
   "SessionNamedData": {
    "properties": {
@@ -4693,6 +4842,31 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "type": "object",
    "description": "SessionSettings are the stored per-session options; absent ones have their defaults."
+  },
+  "SessionSnippet": {
+   "properties": {
+    "text": {
+     "type": "string"
+    },
+    "highlights": {
+     "items": {
+      "items": {
+       "type": "integer"
+      },
+      "type": "array",
+      "maxItems": 2,
+      "minItems": 2
+     },
+     "type": "array",
+     "description": "Highlights are the matched words as [start, end) offsets into\nText, in UTF-16 code units (JavaScript string indexes)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "text",
+    "highlights"
+   ],
+   "description": "SessionSnippet is the passage of a search hit around the words that matched (its title, else its earliest matching message); \"…\" marks a cut."
   },
   "SessionStatus": {
    "type": "string",

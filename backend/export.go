@@ -289,7 +289,9 @@ func (b *Backend) ImportSession(ctx context.Context, p protocol.SessionImportPar
 	for i, e := range c.Events {
 		evs[i] = store.Event{TurnID: e.TurnID, Type: e.Type, Data: e.Data, Time: e.Time}
 	}
-	ss, err = st.ImportSession(ctx, store.ImportInput{Session: ss, Events: evs, History: c.History, Compaction: c.Compaction, Files: tmp})
+	in := store.ImportInput{Session: ss, Events: evs, History: c.History, Compaction: c.Compaction, Files: tmp,
+		Mark: lastTurnMark(evs, len(c.History))}
+	ss, err = st.ImportSession(ctx, in)
 	if err != nil {
 		return protocol.SessionImportResult{}, err
 	}
@@ -376,4 +378,29 @@ func importedVCSMode(raw json.RawMessage) (vcs.Mode, error) {
 		return "", err
 	}
 	return parseVCSMode(s)
+}
+
+// lastTurnMark is the mark of an imported session's last finished turn (a
+// turn_end whose turn has a turn_start): the imported history, of n
+// messages, is that turn's (a session at rest stores its last turn's
+// history), so session.fork can fork it. Earlier turns get none: where
+// their history ended is not in the file. Nil when no turn finished.
+func lastTurnMark(evs []store.Event, n int) *store.TurnMark {
+	started := map[string]bool{}
+	for _, e := range evs {
+		if e.Type == string(protocol.EventTurnStart) && e.TurnID != "" {
+			started[e.TurnID] = true
+		}
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := evs[i]
+		if e.Type != string(protocol.EventTurnEnd) || e.TurnID == "" {
+			continue
+		}
+		if !started[e.TurnID] {
+			return nil
+		}
+		return &store.TurnMark{TurnID: e.TurnID, Messages: n, Seq: int64(i + 1)}
+	}
+	return nil
 }

@@ -124,6 +124,13 @@ func TestExportImportSession(t *testing.T) {
 		require.JSONEq(t, string(origEvs[i].Data), string(gotEvs[i].Data))
 	}
 
+	// Its last turn can be forked, like a session's at rest.
+	fork, err := b.ForkSession(ctx, protocol.SessionForkParams{SessionID: imp.SessionID})
+	require.NoError(t, err)
+	forked, err := b.SessionView(ctx, protocol.SessionIDParams{SessionID: fork.SessionID})
+	require.NoError(t, err)
+	require.Equal(t, orig.Messages, forked.Messages)
+
 	_, err = b.StartTurn(ctx, imp.SessionID, "and now?", nil)
 	require.NoError(t, err)
 	runIdle(t, b, imp.SessionID)
@@ -247,7 +254,7 @@ func TestImportRefusesHostileFile(t *testing.T) {
 		require.Equal(t, "path", pe.Field)
 		require.ErrorContains(t, err, tc.msg)
 	}
-	list, err := b.ListSessions(ctx, protocol.ProjectIDParams{ProjectID: proj.ProjectID})
+	list, err := b.ListSessions(ctx, protocol.SessionListParams{ProjectID: proj.ProjectID})
 	require.NoError(t, err)
 	require.Empty(t, list.Sessions)
 	after, err := os.ReadDir(filepath.Join(b.opts.DataDir, "sessions"))

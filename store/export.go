@@ -130,6 +130,9 @@ type ImportInput struct {
 	History []llm.Message
 	// Compaction is the compaction state (nil: none).
 	Compaction json.RawMessage
+	// Mark, when set, is the mark of the finished turn whose history
+	// History is (Seq: its turn_end's place in Events, from 1).
+	Mark *TurnMark
 	// Files, when not "", is a folder ImportDir made, which becomes the
 	// session's folder (its attachments): it is moved into place before
 	// the rows commit and removed when they do not.
@@ -175,6 +178,9 @@ func (s *Store) ImportSession(ctx context.Context, in ImportInput) (Session, err
 		if e.Type == "" || !json.Valid(e.Data) {
 			return Session{}, fmt.Errorf("import session: %w: event %d has no type or its data is not JSON", ErrInvalid, i+1)
 		}
+	}
+	if m := in.Mark; m != nil && (m.TurnID == "" || m.Seq < 1 || m.Seq > int64(len(in.Events)) || m.Messages < 0 || m.Messages > len(in.History)) {
+		return Session{}, fmt.Errorf("import session: %w: turn mark %+v", ErrInvalid, *m)
 	}
 	if len(in.Compaction) > 0 && !json.Valid(in.Compaction) {
 		return Session{}, fmt.Errorf("import session: %w: compaction state is not JSON", ErrInvalid)
@@ -232,6 +238,12 @@ func (s *Store) ImportSession(ctx context.Context, in ImportInput) (Session, err
 		for i, b := range hist {
 			if _, err := t.w.st.putMessage.ExecContext(t.ctx, pk, i, string(b)); err != nil {
 				return fmt.Errorf("history message %d: %w", i, err)
+			}
+		}
+		if m := in.Mark; m != nil {
+			if _, err := t.exec("INSERT INTO turn_marks (session_pk, turn_id, messages, seq) VALUES (?, ?, ?, ?)",
+				pk, m.TurnID, m.Messages, m.Seq); err != nil {
+				return err
 			}
 		}
 		if len(in.Compaction) > 0 {

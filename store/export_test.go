@@ -103,6 +103,7 @@ func TestImportSession(t *testing.T) {
 		},
 		History:    h,
 		Compaction: json.RawMessage(`{"n":2}`),
+		Mark:       &TurnMark{TurnID: "turn_1", Messages: 2, Seq: 2},
 		Files:      files,
 	}
 	ss, err := s.ImportSession(ctx, in)
@@ -136,6 +137,10 @@ func TestImportSession(t *testing.T) {
 	state, err := s.Compaction(ctx, ss.ID)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"n":2}`, string(state))
+
+	facts, err := s.Turn(ctx, ss.ID, "turn_1")
+	require.NoError(t, err)
+	require.Equal(t, &TurnMark{TurnID: "turn_1", Messages: 2, Seq: 2}, facts.Mark)
 
 	next := append(h, llm.Message{Role: llm.RoleUser, Content: "more"})
 	appended, err := s.Append(ctx, ss.ID, EventInput{TurnID: "turn_2", Type: "turn_end", History: next})

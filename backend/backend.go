@@ -108,6 +108,7 @@ type Backend struct {
 
 	termSubs   termRegistry    // terminal subscriptions per client (terminal_stream.go)
 	watchers   projectWatchers // file watchers of the projects' ConflictGuards (watch_project.go)
+	fileIdx    fileIndexes     // files.search's index per project (files_search.go)
 	search     searchCache     // the web_search backend (websearch.go)
 	termOutput envelope        // of terminal.output
 	lang       langState       // the shell's and the OS's locale (lang.go)
@@ -221,6 +222,9 @@ func (b *Backend) Close(ctx context.Context) error {
 		if err := h.Close(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := b.closeAllFileIndexes(); err != nil { // they listen to the watchers
+		errs = append(errs, err)
 	}
 	if err := b.closeAllWatchers(); err != nil {
 		errs = append(errs, err)

@@ -112,7 +112,7 @@ func (b *Backend) CloseProject(ctx context.Context, p protocol.ProjectIDParams) 
 
 // closeProject closes a project in this process: idle engines of the
 // project are released (running turns finish), its MCP servers, file
-// watcher and terminals closed. It reports whether it was open.
+// watcher, file index and terminals closed. It reports whether it was open.
 func (b *Backend) closeProject(projectID string) bool {
 	b.mu.Lock()
 	_, wasOpen := b.openProjects[projectID]
@@ -120,6 +120,7 @@ func (b *Backend) closeProject(projectID string) bool {
 	b.mu.Unlock()
 	b.unloadIdle(projectID)
 	b.closeMCP(projectID) // kills its MCP servers
+	b.closeFileIndex(projectID)
 	if err := b.closeWatcher(projectID); err != nil {
 		b.log.Warn("close file watcher", "project", projectID, "err", err)
 	}

@@ -22,6 +22,8 @@ type conn struct {
 
 	interruptOnDisconnect atomic.Bool
 
+	fileSearch latestCall // the running files.search (files.go)
+
 	id     string                              // opaque connection id (session.presence)
 	client atomic.Pointer[protocol.ClientInfo] // initialize's client
 

@@ -73,6 +73,8 @@ var hostedErrors = []errCode{
 	{backend.ErrGitStaleHash, wsrpc.CodeConflict, protocol.KindStaleHash},
 	{backend.ErrWorktreeDirty, wsrpc.CodeConflict, protocol.KindUncommittedChanges},
 	{backend.ErrGitUntrusted, wsrpc.CodeForbidden, protocol.KindUntrusted},
+	// files.search (files.go)
+	{errSuperseded, wsrpc.CodeConflict, protocol.KindSuperseded},
 	// terminal.* (terminal_methods.go)
 	{terminal.ErrNotFound, wsrpc.CodeNotFound, ""},
 	{terminal.ErrOutsideProject, wsrpc.CodeForbidden, protocol.KindOutsideWorkspace},

@@ -73,6 +73,7 @@ func routeGroups() []map[string]handler {
 		mcpRoutes(),       // mcp.go
 		terminalRoutes(),  // terminal.go
 		searchRoutes(),    // search.go
+		filesRoutes(),     // files.go
 
 		sessionFileRoutes(), // export.go: session.export, session.import
 	}

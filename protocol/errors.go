@@ -68,6 +68,9 @@ const (
 	// -32003: queue.update, queue.move or queue.remove of a turn that has
 	// started (it left the queue).
 	KindAlreadyStarted ErrorKind = "already_started"
+	// -32003: a files.search that a newer files.search of the same
+	// connection replaced before it ended.
+	KindSuperseded ErrorKind = "superseded"
 
 	// -32004: a path outside the workspace or the project.
 	KindOutsideWorkspace ErrorKind = "outside_workspace"
@@ -91,7 +94,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted, KindSuperseded,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }

@@ -110,6 +110,8 @@ func Methods() []MethodSpec {
 		{"mcp.login", MCPLoginParams{}, MCPLoginResult{}},
 		{"mcp.logout", MCPLoginParams{}, MCPServerResult{}},
 
+		{"files.search", FilesSearchParams{}, FilesSearchResult{}},
+
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},
 		{"terminal.resize", TerminalResizeParams{}, Terminal{}},

@@ -31,6 +31,7 @@ type Conn struct {
 	// unwatch detaches the stall watch from the socket's progress.
 	unwatch func()
 
+	arrivals    uint64      // requests read so far; only the reader touches it
 	bigFrames   atomic.Bool // a large frame (over smallFrame bytes) was read
 	initialized atomic.Bool
 	closeOnce   sync.Once
@@ -131,6 +132,12 @@ func (c *Conn) readLoop() {
 			c.bigFrames.Store(true)
 		}
 		items, batch := parseFrame(f.data)
+		for _, it := range items {
+			if it.req != nil {
+				c.arrivals++
+				it.req.arrival = c.arrivals
+			}
+		}
 		if !batch && items[0].req != nil && c.e.Ordered[items[0].req.Method] {
 			// An ordered method runs here, before the next frame is read:
 			// the requests of one connection take effect in the order they
@@ -242,7 +249,19 @@ func (c *Conn) call(req *request) (any, error) {
 	if c.e.Gate != "" && req.Method != c.e.Gate && !c.initialized.Load() {
 		return nil, &WireError{Code: CodeNotInitialized, Message: "not initialized: call " + c.e.Gate + " first"}
 	}
-	return h(c.ctx, c, req.Params)
+	return h(context.WithValue(c.ctx, arrivalKey{}, req.arrival), c, req.Params)
+}
+
+type arrivalKey struct{}
+
+// Arrival is the place of the request whose handler got ctx among the
+// requests its connection read, from 1, in the order they were read
+// (the requests of a batch in the batch's order), whichever handler runs
+// first: "newer" for a method where a later call replaces an earlier one.
+// It is 0 outside a handler.
+func Arrival(ctx context.Context) uint64 {
+	n, _ := ctx.Value(arrivalKey{}).(uint64)
+	return n
 }
 
 // FollowUp is a handler result with work to run after the response is

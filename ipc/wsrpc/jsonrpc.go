@@ -27,6 +27,9 @@ type request struct {
 	ID     json.RawMessage // nil for a notification
 	Method string
 	Params json.RawMessage
+	// arrival is the request's place among those its connection read,
+	// from 1 (Arrival).
+	arrival uint64
 }
 
 func (r *request) isNotification() bool { return r.ID == nil }

@@ -9,7 +9,9 @@
 // counter with an unchanged size and mtime as "not modified" (no hashing);
 // anything else (a change event, a path the Watcher does not cover because
 // of the watch limit or an error, a different mtime) falls back to hashing
-// the file. The hash decides: a file whose content equals what the session
+// the file. Watcher.Listen hands the same changes to another mirror of the
+// tree (the project's file search index, package filesearch), so that one
+// watcher serves both. The hash decides: a file whose content equals what the session
 // last saw is not a conflict, so the session's own writes, recorded with
 // RecordWrite, never conflict for itself but do for every other Guard that
 // read the older content.

@@ -61,6 +61,53 @@ type Watcher struct {
 	limitHit bool                     // guarded by mu
 	failed   error                    // guarded by mu
 	closed   bool                     // guarded by mu
+	nextID   int                      // guarded by mu
+	listens  map[int]func(Event)      // guarded by mu; Listen's callbacks
+}
+
+// Event is what a listener (Listen) hears: a path the watcher saw created,
+// written, removed or renamed, or that events were lost.
+type Event struct {
+	// Path is absolute (below Root); empty when Lost.
+	Path string
+	// Lost: the watcher lost events (the kernel's queue overflowed) or
+	// failed; a listener that mirrors the tree must read it again.
+	Lost bool
+}
+
+// Listen calls fn with every change the watcher sees from now on, in the
+// order seen, on the watcher's goroutine: fn must not block and must not
+// call the Watcher. A directory created in a watched one is watched before
+// fn hears of it, so whatever fn's owner reads in it later is covered.
+// The returned func stops the calls; it waits for none in progress.
+func (w *Watcher) Listen(fn func(Event)) (stop func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.listens == nil {
+		w.listens = map[int]func(Event){}
+	}
+	id := w.nextID
+	w.nextID++
+	w.listens[id] = fn
+	return func() {
+		w.mu.Lock()
+		delete(w.listens, id)
+		w.mu.Unlock()
+	}
+}
+
+// tell calls the listeners with ev (not under mu: they may take their own
+// locks).
+func (w *Watcher) tell(ev Event) {
+	w.mu.Lock()
+	fns := make([]func(Event), 0, len(w.listens))
+	for _, fn := range w.listens {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(ev)
+	}
 }
 
 // NewWatcher starts watching root and every directory below it that the
@@ -218,19 +265,23 @@ func (w *Watcher) loop() {
 			if !ok {
 				return
 			}
-			w.handle(ev)
+			if w.handle(ev) {
+				w.tell(Event{Path: filepath.Clean(ev.Name)})
+			}
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
 			}
 			w.handleError(err)
+			w.tell(Event{Lost: true})
 		}
 	}
 }
 
-func (w *Watcher) handle(ev fsnotify.Event) {
+// handle records ev; it reports whether the listeners hear of it.
+func (w *Watcher) handle(ev fsnotify.Event) bool {
 	if ev.Op == fsnotify.Chmod {
-		return // metadata only; content is unchanged
+		return false // metadata only; content is unchanged
 	}
 	name := filepath.Clean(ev.Name)
 	w.mu.Lock()
@@ -250,11 +301,11 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	case ev.Has(fsnotify.Create):
 		fi, err := os.Lstat(name)
 		if err != nil || !fi.IsDir() {
-			return
+			return true
 		}
 		parent, ok := w.watched[filepath.Dir(name)]
 		if !ok || parent.Skip(w.rel(name), true) {
-			return
+			return true
 		}
 		// Files created in the new directory before its watch was added are
 		// missed by fsnotify; a Guard has no record of them anyway.
@@ -271,6 +322,7 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 			}
 		}
 	}
+	return true
 }
 
 func (w *Watcher) handleError(err error) {

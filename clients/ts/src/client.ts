@@ -13,6 +13,7 @@ import {
   toSessionEvent,
   type AnyRequestKind,
   type EventOf,
+  type FilesSearchResult,
   type MethodName,
   type Methods,
   type NotificationName,
@@ -337,6 +338,28 @@ export class SidecarClient {
   onStateChange(handler: (state: ConnectionState, err?: Error) => void): () => void {
     this.#stateListeners.add(handler);
     return () => this.#stateListeners.delete(handler);
+  }
+
+  /**
+   * `files.search` for a composer's "@" completion: the open project's
+   * paths ranked for `query` (fuzzy, case-insensitive), best first, each
+   * with the UTF-16 offsets of its matched characters (`path[i]`), ready
+   * to highlight. Call it on every keystroke: a newer call of this
+   * connection supersedes the older one, which then resolves to `null`
+   * (the server's -32003 `superseded`) — ignore it. Other errors reject
+   * as `call` does.
+   *
+   *     const r = await client.searchFiles(projectId, "servgo", { limit: 20 });
+   *     if (r) show(r.results);
+   */
+  async searchFiles(projectId: string, query: string, opts: CallOptions & { limit?: number } = {}): Promise<FilesSearchResult | null> {
+    const { limit, ...callOpts } = opts;
+    try {
+      return await this.call("files.search", { projectId, query, ...(limit !== undefined && { limit }) }, callOpts);
+    } catch (e) {
+      if (e instanceof ConflictError && e.data?.kind === "superseded") return null;
+      throw e;
+    }
   }
 
   /**

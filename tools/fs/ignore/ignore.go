@@ -1,6 +1,6 @@
 // Package ignore is the one ignore walker rule set of the sidecar: it decides
-// which paths a directory walk skips, for list_files, grep and the conflict
-// watcher alike.
+// which paths a directory walk skips, for list_files, grep, the conflict
+// watcher and files.search's index (package filesearch) alike.
 //
 // The rules:
 //   - .git, .hg, .svn and node_modules directories are never walked
@@ -17,7 +17,8 @@
 // a walk starts (a directory named explicitly is walked even when the rules
 // exclude it; its entries are judged by the rules), Walk.Enter loads those
 // of each directory entered, and Rules.Skip decides about every entry.
-// TestWalkersAgree checks that list_files, grep and the watcher agree.
+// TestWalkersAgree checks that list_files, grep, the watcher and the file
+// search index agree.
 //
 // Bounds: a walk (one Walk value) loads at most MaxPatterns patterns (of
 // which MaxGlobs wildcard patterns) and MaxBytes bytes of ignore files in

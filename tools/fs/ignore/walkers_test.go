@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zqagent/sidecar/confine"
+	"github.com/zqagent/sidecar/filesearch"
 	"github.com/zqagent/sidecar/tools/conflict"
 	"github.com/zqagent/sidecar/tools/fs"
 	"github.com/zqagent/sidecar/tools/fs/ignore/ignoretest"
@@ -19,10 +20,10 @@ import (
 
 // TestWalkersAgree walks the pinned tree (.git/info/exclude, .hg, .svn,
 // node_modules, nested .gitignore files and negations, a nested
-// repository's own exclude file) with list_files, grep and the conflict
-// watcher, from the root and from below it (an ignored directory named
-// explicitly included): the three see the same files, the ones the rules
-// let through.
+// repository's own exclude file) with list_files, grep, the conflict
+// watcher and files.search's index (from the root), from the root and
+// from below it (an ignored directory named explicitly included): they
+// see the same files, the ones the rules let through.
 func TestWalkersAgree(t *testing.T) {
 	root := ignoretest.Tree(t)
 	real, err := filepath.EvalSymlinks(root)
@@ -48,6 +49,9 @@ func TestWalkersAgree(t *testing.T) {
 		require.Equal(t, listed, grepped, "grep %s sees what list_files sees", tc.start)
 	}
 
+	// files.search's index holds, from the root, what the others see.
+	require.Equal(t, ignoretest.Visible, indexedFiles(t, real), "files.search's index")
+
 	// The watcher watches exactly the directories that hold a visible file
 	// (and their parents): the directories the other two walk into.
 	want := map[string]bool{}
@@ -63,6 +67,23 @@ func TestWalkersAgree(t *testing.T) {
 		"src", "src/gen", "src/sub", "other", "other/.hg", "other/.svn", "other/node_modules", "other/gen", "nested", "nested/.git"} {
 		require.Equal(t, want[dir], w.Covered(filepath.Join(real, filepath.FromSlash(dir), "f")), "watcher on %s", dir)
 	}
+}
+
+// indexedFiles is what files.search's index holds (directories left out).
+func indexedFiles(t *testing.T, root string) []string {
+	ix, err := filesearch.New(root, filesearch.Options{})
+	require.NoError(t, err)
+	defer ix.Close()
+	res, err := ix.Search(context.Background(), "", filesearch.MaxLimit)
+	require.NoError(t, err)
+	var files []string
+	for _, m := range res.Matches {
+		if !strings.HasSuffix(m.Path, "/") {
+			files = append(files, m.Path)
+		}
+	}
+	slices.Sort(files)
+	return files
 }
 
 func under(dir string, files []string) []string {

@@ -36,6 +36,7 @@ export type ErrorKind =
   | "terminal_unavailable"
   | "snapshot_expired"
   | "already_started"
+  | "superseded"
   | "outside_workspace"
   | "untrusted"
   | "no_model"
@@ -675,6 +676,57 @@ export interface FileChange {
    * OldPath is the path before a rename.
    */
   oldPath?: string;
+}
+/**
+ * FileMatch is one path files.search found.
+ */
+export interface FileMatch {
+  /**
+   * Path is relative to the project folder, slash-separated; a
+   * directory's ends in "/".
+   */
+  path: string;
+  /**
+   * Score ranks the match (higher is better); only the order means
+   * anything. 0 for an empty query.
+   */
+  score: number;
+  /**
+   * Positions are the UTF-16 code unit offsets in path of the matched
+   * characters, ascending (JavaScript string indices); empty for an
+   * empty query.
+   */
+  positions: number[];
+}
+/**
+ * FilesSearchParams are the params of files.search.
+ */
+export interface FilesSearchParams {
+  projectId: string;
+  /**
+   * Query is matched fuzzily against the project's paths
+   * (case-insensitive, Latin diacritics folded), at most 256 characters.
+   * Empty: the shallowest paths, in byte order.
+   */
+  query: string;
+  /**
+   * Limit is the most results returned: 1 to 200; absent or 0: 50.
+   */
+  limit?: number;
+}
+/**
+ * FilesSearchResult is the result of files.search.
+ */
+export interface FilesSearchResult {
+  /**
+   * Results are the best matches, best first.
+   */
+  results: FileMatch[];
+  /**
+   * Truncated: the project has more paths than the index holds
+   * (200,000); the deeper ones are never found.
+   */
+  truncated: boolean;
 }
 /**
  * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
@@ -2773,6 +2825,7 @@ export interface SchemaMethods {
   "agents.list": { params: Empty; result: AgentsListResult };
   "agents.remove": { params: NameParams; result: RemovedResult };
   "agents.update": { params: AgentsUpdateParams; result: Agent };
+  "files.search": { params: FilesSearchParams; result: FilesSearchResult };
   "initialize": { params: InitializeParams; result: InitializeResult };
   "keys.delete": { params: KeysProviderParams; result: KeyStatus };
   "keys.set": { params: KeysSetParams; result: KeyStatus };

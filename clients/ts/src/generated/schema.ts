@@ -45,6 +45,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/Agent"
    }
   },
+  "files.search": {
+   "params": {
+    "$ref": "#/$defs/FilesSearchParams"
+   },
+   "result": {
+    "$ref": "#/$defs/FilesSearchResult"
+   }
+  },
   "initialize": {
    "params": {
     "$ref": "#/$defs/InitializeParams"
@@ -1472,6 +1480,7 @@ export const protocolSchema: Record<string, unknown> = {
     "terminal_unavailable",
     "snapshot_expired",
     "already_started",
+    "superseded",
     "outside_workspace",
     "untrusted",
     "no_model",
@@ -1625,6 +1634,77 @@ export const protocolSchema: Record<string, unknown> = {
     "status"
    ],
    "description": "FileChange is one file a turn changed."
+  },
+  "FileMatch": {
+   "properties": {
+    "path": {
+     "type": "string",
+     "description": "Path is relative to the project folder, slash-separated; a\ndirectory's ends in \"/\"."
+    },
+    "score": {
+     "type": "integer",
+     "description": "Score ranks the match (higher is better); only the order means\nanything. 0 for an empty query."
+    },
+    "positions": {
+     "items": {
+      "type": "integer"
+     },
+     "type": "array",
+     "description": "Positions are the UTF-16 code unit offsets in path of the matched\ncharacters, ascending (JavaScript string indices); empty for an\nempty query."
+    }
+   },
+   "type": "object",
+   "required": [
+    "path",
+    "score",
+    "positions"
+   ],
+   "description": "FileMatch is one path files.search found."
+  },
+  "FilesSearchParams": {
+   "properties": {
+    "projectId": {
+     "type": "string"
+    },
+    "query": {
+     "type": "string",
+     "description": "Query is matched fuzzily against the project's paths\n(case-insensitive, Latin diacritics folded), at most 256 characters.\nEmpty: the shallowest paths, in byte order."
+    },
+    "limit": {
+     "type": "integer",
+     "maximum": 200,
+     "minimum": 0,
+     "description": "Limit is the most results returned: 1 to 200; absent or 0: 50."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId",
+    "query"
+   ],
+   "description": "FilesSearchParams are the params of files.search."
+  },
+  "FilesSearchResult": {
+   "properties": {
+    "results": {
+     "items": {
+      "$ref": "#/$defs/FileMatch"
+     },
+     "type": "array",
+     "description": "Results are the best matches, best first."
+    },
+    "truncated": {
+     "type": "boolean",
+     "description": "Truncated: the project has more paths than the index holds\n(200,000); the deeper ones are never found."
+    }
+   },
+   "type": "object",
+   "required": [
+    "results",
+    "truncated"
+   ],
+   "description": "FilesSearchResult is the result of files.search."
   },
   "ForkedFrom": {
    "properties": {

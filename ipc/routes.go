@@ -74,6 +74,8 @@ func routeGroups() []map[string]handler {
 		terminalRoutes(),  // terminal.go
 		searchRoutes(),    // search.go
 		filesRoutes(),     // files.go
+
+		sessionFileRoutes(), // export.go: session.export, session.import
 	}
 }
 

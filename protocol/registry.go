@@ -59,6 +59,8 @@ func Methods() []MethodSpec {
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
 		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
+		{"session.export", SessionExportParams{}, SessionExportResult{}},
+		{"session.import", SessionImportParams{}, SessionImportResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},

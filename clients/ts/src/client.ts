@@ -313,6 +313,27 @@ export class SidecarClient {
     return () => set.delete(handler as (p: never) => void);
   }
 
+  /**
+   * `session.export`: writes the session to one file at `path` (absolute,
+   * e.g. from a save dialog; a file there is replaced). Refused with
+   * `ConflictError` (kind `busy`) while a turn is queued, runs or waits.
+   * A large session takes a while: pass a `timeoutMs` that allows it.
+   */
+  exportSession(sessionId: string, path: string, opts?: CallOptions): Promise<ResultOf<"session.export">> {
+    return this.call("session.export", { sessionId, path }, opts);
+  }
+
+  /**
+   * `session.import`: reads a file `exportSession` wrote into a new
+   * session of the project. A malformed or hostile file is refused with
+   * `InvalidParamsError` (`data.field: "path"`, the message says why) and
+   * nothing is created; `resetSettings` names the file's settings that
+   * were not taken.
+   */
+  importSession(projectId: string, path: string, opts?: CallOptions): Promise<ResultOf<"session.import">> {
+    return this.call("session.import", { projectId, path }, opts);
+  }
+
   /** Called on every state change (`err` says why it closed). */
   onStateChange(handler: (state: ConnectionState, err?: Error) => void): () => void {
     this.#stateListeners.add(handler);

@@ -2004,6 +2004,36 @@ export interface SessionDropped {
   reason: string;
 }
 /**
+ * SessionExportParams are the params of session.export.
+ */
+export interface SessionExportParams {
+  sessionId: string;
+  /**
+   * Path is the absolute path of the file to write (the shell's save
+   * dialog chose it); an existing file there is replaced.
+   */
+  path: string;
+}
+/**
+ * SessionExportResult is the result of session.export.
+ */
+export interface SessionExportResult {
+  /**
+   * Path is the file written (cleaned).
+   */
+  path: string;
+  /**
+   * Bytes is the file's size.
+   */
+  bytes: number;
+  /**
+   * Events, Messages and Attachments count what the file holds.
+   */
+  events: number;
+  messages: number;
+  attachments: number;
+}
+/**
  * SessionForkParams are the params of session.fork.
  */
 export interface SessionForkParams {
@@ -2043,6 +2073,38 @@ export interface SessionGrantsResult {
  */
 export interface SessionIDParams {
   sessionId: string;
+}
+/**
+ * SessionImportParams are the params of session.import.
+ */
+export interface SessionImportParams {
+  /**
+   * ProjectID is the project the new session belongs to.
+   */
+  projectId: string;
+  /**
+   * Path is the absolute path of a file session.export wrote.
+   */
+  path: string;
+}
+/**
+ * SessionImportResult is the result of session.import.
+ */
+export interface SessionImportResult {
+  /**
+   * SessionID is the new session's id.
+   */
+  sessionId: string;
+  session: Session;
+  /**
+   * ResetSettings names the settings of the file that were not taken
+   * (the new session has the default): those that widen what runs
+   * without approval (mode auto, shellPolicy, allowedCommands, sandbox
+   * off, sandboxNetwork) and those whose value this sidecar does not
+   * know (another version's, a provider profile or agent it does not
+   * have). Empty when every setting was taken.
+   */
+  resetSettings: string[];
 }
 /**
  * SessionListParams are the params of session.list.
@@ -2876,9 +2938,11 @@ export interface SchemaMethods {
   "session.archive": { params: SessionIDParams; result: Session };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.export": { params: SessionExportParams; result: SessionExportResult };
   "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
+  "session.import": { params: SessionImportParams; result: SessionImportResult };
   "session.list": { params: SessionListParams; result: SessionListResult };
   "session.rename": { params: SessionRenameParams; result: Session };
   "session.revokeGrant": { params: SessionRevokeGrantParams; result: RevokedResult };

@@ -333,6 +333,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/DeletedResult"
    }
   },
+  "session.export": {
+   "params": {
+    "$ref": "#/$defs/SessionExportParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionExportResult"
+   }
+  },
   "session.fork": {
    "params": {
     "$ref": "#/$defs/SessionForkParams"
@@ -355,6 +363,14 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "result": {
     "$ref": "#/$defs/SessionGrantsResult"
+   }
+  },
+  "session.import": {
+   "params": {
+    "$ref": "#/$defs/SessionImportParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionImportResult"
    }
   },
   "session.list": {
@@ -4598,6 +4614,55 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "SessionEvent is the params of a session.event notification: one event of a session, sent after it is stored, in seq order."
   },
+  "SessionExportParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "path": {
+     "type": "string",
+     "description": "Path is the absolute path of the file to write (the shell's save\ndialog chose it); an existing file there is replaced."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "path"
+   ],
+   "description": "SessionExportParams are the params of session.export."
+  },
+  "SessionExportResult": {
+   "properties": {
+    "path": {
+     "type": "string",
+     "description": "Path is the file written (cleaned)."
+    },
+    "bytes": {
+     "type": "integer",
+     "description": "Bytes is the file's size."
+    },
+    "events": {
+     "type": "integer",
+     "description": "Events, Messages and Attachments count what the file holds."
+    },
+    "messages": {
+     "type": "integer"
+    },
+    "attachments": {
+     "type": "integer"
+    }
+   },
+   "type": "object",
+   "required": [
+    "path",
+    "bytes",
+    "events",
+    "messages",
+    "attachments"
+   ],
+   "description": "SessionExportResult is the result of session.export."
+  },
   "SessionForkParams": {
    "properties": {
     "sessionId": {
@@ -4675,6 +4740,50 @@ export const protocolSchema: Record<string, unknown> = {
     "sessionId"
    ],
    "description": "SessionIDParams are the params of methods that name a session only."
+  },
+  "SessionImportParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the project the new session belongs to."
+    },
+    "path": {
+     "type": "string",
+     "description": "Path is the absolute path of a file session.export wrote."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId",
+    "path"
+   ],
+   "description": "SessionImportParams are the params of session.import."
+  },
+  "SessionImportResult": {
+   "properties": {
+    "sessionId": {
+     "type": "string",
+     "description": "SessionID is the new session's id."
+    },
+    "session": {
+     "$ref": "#/$defs/Session"
+    },
+    "resetSettings": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "ResetSettings names the settings of the file that were not taken\n(the new session has the default): those that widen what runs\nwithout approval (mode auto, shellPolicy, allowedCommands, sandbox\noff, sandboxNetwork) and those whose value this sidecar does not\nknow (another version's, a provider profile or agent it does not\nhave). Empty when every setting was taken."
+    }
+   },
+   "type": "object",
+   "required": [
+    "sessionId",
+    "session",
+    "resetSettings"
+   ],
+   "description": "SessionImportResult is the result of session.import."
   },
   "SessionListParams": {
    "properties": {

@@ -66,6 +66,7 @@ func routeGroups() []map[string]handler {
 		sessionRoutes(),   // session.go
 		turnRoutes(),      // turn.go
 		queueRoutes(),     // queue.go
+		rewindRoutes(),    // rewind.go
 		providerRoutes(),  // providers.go
 		agentRoutes(),     // agents.go
 		vcsRoutes(),       // vcs.go

@@ -56,6 +56,7 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.rewind", SessionRewindParams{}, SessionRewindResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},
@@ -155,6 +156,8 @@ func Events() []EventSpec {
 		{EventUsage, UsageData{}},
 		{EventRateLimits, RateLimitsData{}},
 		{EventQueueChanged, QueueChangedData{}},
+		{EventSessionRewound, SessionRewoundData{}},
+		{EventRewindInterrupted, RewindInterruptedData{}},
 		{EventRequestResolved, RequestResolvedData{}},
 	}
 }

@@ -51,6 +51,9 @@ type EventInput struct {
 	// Queue, when set, edits the session's turn queue in the same
 	// transaction (queue.update, queue.move, queue.remove).
 	Queue *QueueEdit
+	// EndRewind deletes the session's rewind intent (BeginRewind) in the
+	// same transaction.
+	EndRewind bool
 }
 
 // Title is a session name and where it came from (auto | user).
@@ -361,6 +364,11 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 	}
 	if e.Queue != nil {
 		if err := t.editQueue(st.pk, e.Queue); err != nil {
+			return err
+		}
+	}
+	if e.EndRewind {
+		if err := t.endRewind(st.pk); err != nil {
 			return err
 		}
 	}

@@ -160,6 +160,18 @@ ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN usage_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
 `,
+	// 7: a session's rewind in progress (session.rewind with files): the
+	// row is written before the workspace is restored and deleted in the
+	// transaction of the session_rewound event, so one left after a crash
+	// says a file restore was interrupted.
+	`
+CREATE TABLE rewind_intents (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	to_turn_id TEXT NOT NULL,
+	data       TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

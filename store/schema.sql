@@ -97,3 +97,9 @@ CREATE TABLE turn_queue (
 	created_at INTEGER NOT NULL
 );
 CREATE INDEX turn_queue_by_session ON turn_queue(session_pk, pk);
+CREATE TABLE rewind_intents (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	to_turn_id TEXT NOT NULL,
+	data       TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);

@@ -241,6 +241,12 @@ func snapshotTurnOf(ctx context.Context, sv *vcs.SessionVCS, turnID string, drop
 	if err != nil {
 		return 0, fmt.Errorf("session.rewind: %w", err)
 	}
+	return pickSnapshotTurn(list, sv.SessionID(), turnID, dropped)
+}
+
+// pickSnapshotTurn is snapshotTurnOf over the session's snapshots (list,
+// vcs.turns' listing).
+func pickSnapshotTurn(list []vcs.Turn, sessionID, turnID string, dropped []string) (int, error) {
 	byNum := map[int]vcs.Turn{}
 	last, first := 0, 0
 	for _, t := range list {
@@ -266,14 +272,14 @@ func snapshotTurnOf(ctx context.Context, sv *vcs.SessionVCS, turnID string, drop
 		t, ok := byNum[n]
 		if !ok || t.Expired {
 			return 0, fmt.Errorf("%w: rewinding the files to before turn %s needs snapshot %d of session %s, which was collected to keep the project's snapshot storage under its cap",
-				vcs.ErrTurnExpired, turnID, n, sv.SessionID())
+				vcs.ErrTurnExpired, turnID, n, sessionID)
 		}
 		return 0, fmt.Errorf("%w: snapshot %d of session %s does not say which turn it belongs to (taken by an older version): the files of turn %s cannot be rewound; rewind with files: false, or use vcs.restore",
-			ErrConflict, n, sv.SessionID(), turnID)
+			ErrConflict, n, sessionID, turnID)
 	}
 	if first > 0 && byNum[first].Expired {
 		return 0, fmt.Errorf("%w: the snapshot of turn %s (snapshot %d of session %s) was collected to keep the project's snapshot storage under its cap; rewind with files: false to rewind only the history",
-			vcs.ErrTurnExpired, turnID, first, sv.SessionID())
+			vcs.ErrTurnExpired, turnID, first, sessionID)
 	}
 	return first, nil
 }
@@ -437,7 +443,7 @@ func ReportInterruptedRewinds(ctx context.Context, st *store.Store, lang func(se
 		var d rewindIntentData
 		_ = json.Unmarshal(in.Data, &d) // a bad record still gets its report
 		data := protocol.RewindInterruptedData{ToTurnID: in.ToTurnID, SnapshotTurn: d.SnapshotTurn, StartedAt: in.CreatedAt.Format(time.RFC3339Nano),
-			Message: engine.Message(lang(in.SessionID), "event.rewind_interrupted")}
+			Message: engine.ReasonMessage(lang(in.SessionID), "rewind_interrupted")}
 		ev := engine.Event{Type: protocol.EventRewindInterrupted, Data: data}
 		rec, err := durableInput(ev, nil, "")
 		if err != nil {

@@ -52,9 +52,6 @@ var ErrTurnNotInHistory = errors.New("the turn is not in the session's history")
 
 // SessionRewind is session.rewind.
 func (b *Backend) SessionRewind(ctx context.Context, p protocol.SessionRewindParams) (protocol.SessionRewindResult, error) {
-	if p.Files == nil {
-		return protocol.SessionRewindResult{}, protocol.InvalidField("files", "required")
-	}
 	h, err := b.host(ctx, p.SessionID)
 	if err != nil {
 		return protocol.SessionRewindResult{}, err
@@ -74,7 +71,7 @@ func (b *Backend) SessionRewind(ctx context.Context, p protocol.SessionRewindPar
 	}
 	res := plan.result(p.DryRun)
 	var sv *vcs.SessionVCS
-	if *p.Files {
+	if p.Files {
 		if sv, err = b.vcsOf(ctx, p.SessionID); err != nil {
 			return protocol.SessionRewindResult{}, err
 		}

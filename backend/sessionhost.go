@@ -72,8 +72,8 @@ type Session struct {
 	queue     []Job
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
 	closed    bool
-	rewinding bool // a session.rewind runs: Enqueue refuses (rewind.go)
-	enqueuing int  // Enqueue calls past their rewind check, not yet pushed (rewind.go)
+	rewinding bool          // a session.rewind runs: Enqueue refuses (rewind.go)
+	enqueuing int           // Enqueue calls past their rewind check, not yet pushed (rewind.go)
 	runDone   chan struct{} // closed when the current runner exits; nil when none
 	timeout   time.Duration // approval timeout; 0 = none
 	grantsNew bool          // an always_* answer or a directory grant was given; save grants

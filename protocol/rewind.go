@@ -28,9 +28,9 @@ type SessionRewindParams struct {
 	// session.get's messages carry it on the turn's input message).
 	TurnID string `json:"turnId" rpc:"required"`
 	// Files: also bring the workspace back to the turn's pre-turn
-	// snapshot (true), or only the history (false). Required, so that a
-	// client always says which.
-	Files *bool `json:"files,omitempty" rpc:"required"`
+	// snapshot (true), or only the history (false). The schema requires
+	// it, so that a client always says which; absent reads as false.
+	Files bool `json:"files"`
 	// DryRun reports what would change and changes nothing.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Force rewinds files even over changes made after the session's last

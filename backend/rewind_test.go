@@ -45,7 +45,9 @@ func TestLiveTurns(t *testing.T) {
 // an earlier history-only rewind stay out of it; one that may hold a
 // dropped turn's changes but is expired or has no turn id refuses.
 func TestPickSnapshotTurn(t *testing.T) {
-	tr := func(n int, id string, expired bool) vcs.Turn { return vcs.Turn{Number: n, TurnID: id, Expired: expired} }
+	tr := func(n int, id string, expired bool) vcs.Turn {
+		return vcs.Turn{Number: n, TurnID: id, Expired: expired}
+	}
 	for _, c := range []struct {
 		name    string
 		list    []vcs.Turn

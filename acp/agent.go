@@ -31,9 +31,10 @@ type Agent struct {
 	ctx     context.Context // Serve's lifetime: questions and updates run under it
 	wg      *sync.WaitGroup // Serve's goroutines
 
-	rpcMu   sync.Mutex     // guards rpc, changed
-	rpc     *client.Client // the backend's connection; nil between two backends
-	changed chan struct{}  // closed (and replaced) when rpc changes
+	rpcMu   sync.Mutex      // guards rpc, methods, changed
+	rpc     *client.Client  // the backend's connection; nil between two backends
+	methods map[string]bool // the methods rpc's backend routes (its initialize result)
+	changed chan struct{}   // closed (and replaced) when rpc changes
 
 	mu       sync.Mutex // guards caps, sessions
 	caps     sdk.ClientCapabilities
@@ -45,11 +46,12 @@ var (
 	_ sdk.AgentLoader = (*Agent)(nil)
 )
 
-// setClient makes rpc the connection every method uses from now on.
-func (a *Agent) setClient(rpc *client.Client) {
+// setClient makes rpc the connection every method uses from now on;
+// methods are the methods its backend routes.
+func (a *Agent) setClient(rpc *client.Client, methods map[string]bool) {
 	a.rpcMu.Lock()
 	defer a.rpcMu.Unlock()
-	a.rpc = rpc
+	a.rpc, a.methods = rpc, methods
 	close(a.changed)
 	a.changed = make(chan struct{})
 }
@@ -126,7 +128,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			SessionCapabilities: a.sessionCapabilities(),
 			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "zqagent", Title: sdk.Ptr("zqagent sidecar"), Version: a.version},

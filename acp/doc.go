@@ -10,8 +10,10 @@
 // (ipc/client), in protocol's types (params, results and event data alike):
 // session/new is project.open + session.create, session/prompt
 // is turn.start, session/cancel is turn.interrupt, session/set_mode is
-// session.setMode, and every approval, plan and directory request is a
-// session/request_permission whose answer goes back as request.respond.
+// session.setMode, session/fork (unstable) is session.fork, each usage
+// event is a usage_update (unstable), and every approval, plan and
+// directory request is a session/request_permission whose answer goes back
+// as request.respond.
 // Sessions are therefore the same rows, events and pending requests whichever
 // front door opened them.
 //
@@ -30,9 +32,11 @@
 // and wireError, the one mapping of errors to ACP errors; agent.go the ACP
 // Agent methods and the questions to the editor; session.go routes one
 // session's events (replay on session/load, live updates, the end of each
-// prompt); updates.go maps session events to ACP session updates and
-// permission.go our approval outcomes to ACP permission options and our
-// modes to ACP session modes, all pure functions; mcp.go gives the
+// prompt); updates.go maps session events to ACP session updates (usage.go
+// a usage event to its usage_update) and permission.go our approval
+// outcomes to ACP permission options and our modes to ACP session modes,
+// all pure functions; fork.go serves session/fork and says which session
+// capabilities the backend has; mcp.go gives the
 // editor's MCP servers (mcpServers) to the session (mcp.sessionAdd) and
 // asks the user before any of them starts; fs.go routes read_file and
 // write_file through the editor's fs/* methods when it offers them (hosted

@@ -116,7 +116,7 @@ func Serve(ctx context.Context, opts Options, in io.Reader, out io.Writer) error
 	for {
 		b, err := connect(actx, handover)
 		if err != nil {
-			a.setClient(nil)
+			a.setClient(nil, nil)
 			return err
 		}
 		r, err := a.run(actx, b, first, conn.Done())
@@ -171,7 +171,7 @@ func (a *Agent) run(ctx context.Context, b Backend, first bool, editorDone <-cha
 		}
 		defer stopSrv() // when the client was not made
 	}
-	rpc, err := a.dial(ctx, *ep)
+	rpc, methods, err := a.dial(ctx, *ep)
 	if err != nil {
 		if b.Join != nil && !first {
 			a.log.Info("acp: the owner is not reachable; looking again", "err", err)
@@ -188,7 +188,7 @@ func (a *Agent) run(ctx context.Context, b Backend, first bool, editorDone <-cha
 	dwg.Go(func() { a.dispatch(dctx, rpc) })
 	defer dwg.Wait()
 	defer dcancel()
-	a.setClient(rpc)
+	a.setClient(rpc, methods)
 	if !first {
 		a.resubscribeAll(ctx, rpc)
 	}
@@ -209,17 +209,28 @@ func (a *Agent) run(ctx context.Context, b Backend, first bool, editorDone <-cha
 	}
 }
 
-// dial connects to the sidecar at ep and initializes the connection.
-func (a *Agent) dial(ctx context.Context, ep Endpoint) (*client.Client, error) {
+// dial connects to the sidecar at ep and initializes the connection; it
+// returns the methods the sidecar routes.
+func (a *Agent) dial(ctx context.Context, ep Endpoint) (*client.Client, map[string]bool, error) {
 	rpc, err := client.Dial(ctx, ep.URL, ep.Token, nil)
 	if err != nil {
-		return nil, fmt.Errorf("acp: connect to the sidecar: %w", err)
+		return nil, nil, fmt.Errorf("acp: connect to the sidecar: %w", err)
 	}
-	if _, err := rpc.Initialize(ctx, "zqagent-acp", a.version, true); err != nil {
+	raw, err := rpc.Initialize(ctx, "zqagent-acp", a.version, true)
+	if err != nil {
 		rpc.Close()
-		return nil, fmt.Errorf("acp: initialize: %w", err)
+		return nil, nil, fmt.Errorf("acp: initialize: %w", err)
 	}
-	return rpc, nil
+	var res protocol.InitializeResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		rpc.Close()
+		return nil, nil, fmt.Errorf("acp: initialize: %w", err)
+	}
+	methods := make(map[string]bool, len(res.Capabilities.Methods))
+	for _, m := range res.Capabilities.Methods {
+		methods[m] = true
+	}
+	return rpc, methods, nil
 }
 
 // host starts an ipc.Server on ln (nil: a private loopback port) with a

@@ -116,6 +116,8 @@ func (t *translator) updates(ev protocol.SessionEvent, history bool) ([]sdk.Sess
 			return nil, err
 		}
 		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(d.Name)}}}, nil
+	case protocol.EventUsage:
+		return usageUpdates(ev.Data) // usage.go
 	case protocol.EventError:
 		if !history {
 			return nil, nil // session/prompt answers with the error

@@ -57,6 +57,8 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 //     requests (an interrupted turn's stay answerable until the host closes
 //     them; turn.resume continues it), each with a request_resolved
 //     {outcome: turn_ended} recorded before the turn_end;
+//   - turn_end marks where the turn's history ends (what session.fork
+//     copies of it);
 //   - session_named names the session (never over the user's title);
 //   - usage sets the session's usage totals to the event's (its session
 //     tokens and cost), unless a later usage event (more requests) is
@@ -87,7 +89,7 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 	case ev.Type == protocol.EventIterationEnd, ev.Type == protocol.EventToolFinished:
 		checkpoint = true
 	case ev.Type == protocol.EventTurnEnd:
-		in.Dequeue, checkpoint = true, true
+		in.Dequeue, checkpoint, in.MarkTurn = true, true, true
 		in.ClosePending = readFacts(data).Status != protocol.TurnInterrupted
 		in.Resolved = closedResolved
 	case ev.Type == protocol.EventSessionNamed:

@@ -90,6 +90,7 @@ func (b *Backend) openMCP(projectID, root string) {
 		Workspace: root,
 		Builtin:   mcp.BuiltinContext{Workspace: ws, Vision: b.ocrVision},
 		Trust:     &mcpTrust{st: b.opts.Store, projectID: projectID},
+		Secrets:   b.mcpSecrets(), // sign-ins (mcp_oauth.go)
 		OnStatus: func(st protocol.MCPStatus) {
 			b.broadcast("mcp.status", protocol.MCPStatusNotification{ProjectID: projectID, MCPStatus: st})
 		},

@@ -225,6 +225,29 @@ func liveTurns(evs []store.Event) []protocol.RewoundTurn {
 	return turns
 }
 
+// lastFinishedLiveTurn is the last turn of the session's history (not
+// dropped by a rewind) that started and ended ("" when none): what
+// session.fork forks when no turn is named.
+func (b *Backend) lastFinishedLiveTurn(ctx context.Context, sessionID string) (string, error) {
+	evs, err := b.opts.Store.EventsOfTypes(ctx, sessionID, string(protocol.EventTurnStart), string(protocol.EventTurnEnd), string(protocol.EventSessionRewound))
+	if err != nil {
+		return "", err
+	}
+	ended := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Type == string(protocol.EventTurnEnd) {
+			ended[ev.TurnID] = true
+		}
+	}
+	turns := liveTurns(evs)
+	for i := len(turns) - 1; i >= 0; i-- {
+		if ended[turns[i].TurnID] {
+			return turns[i].TurnID, nil
+		}
+	}
+	return "", nil
+}
+
 // snapshotTurnOf is the number of the snapshot whose pre-turn state a
 // rewind dropping the turns dropped (to turnID) brings back: the lowest
 // numbered snapshot of a dropped turn (0: none changed files). A snapshot

@@ -41,6 +41,7 @@ func (b *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Se
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(b.vcsModeOf(ctx, ss)), Lang: b.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: b.sandboxInfo(ss), Usage: sessionUsageInfo(ss),
+		ForkedFrom: forkedFrom(ss),
 	}
 }
 

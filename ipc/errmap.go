@@ -66,6 +66,12 @@ var hostedErrors = []errCode{
 	{mcp.ErrClosed, wsrpc.CodeConflict, ""},
 	{mcp.ErrUntrusted, wsrpc.CodeForbidden, protocol.KindUntrusted},
 	{mcp.ErrStaleHash, wsrpc.CodeConflict, protocol.KindStaleHash},
+	// mcp.login, mcp.logout (mcp_oauth.go)
+	{mcp.ErrNotRemote, wsrpc.CodeInvalidParams, ""},
+	{mcp.ErrStaticAuth, wsrpc.CodeConflict, ""},
+	{mcp.ErrCallbackPort, wsrpc.CodeConflict, ""},
+	{mcp.ErrNoSecrets, wsrpc.CodeConfig, protocol.KindKeychainUnavailable},
+	{mcp.ErrLoginFailed, wsrpc.CodeConfig, ""},
 	// project.trustGit, worktree.* (git_trust.go, worktree_methods.go)
 	{backend.ErrGitStaleHash, wsrpc.CodeConflict, protocol.KindStaleHash},
 	{backend.ErrWorktreeDirty, wsrpc.CodeConflict, protocol.KindUncommittedChanges},

@@ -20,6 +20,8 @@ func mcpRoutes() map[string]handler {
 		"mcp.untrust":      call((*backend.Backend).UntrustMCP),
 		"mcp.sessionAdd":   route(mcpSessionAdd),
 		"mcp.sessionTrust": call((*backend.Backend).TrustSessionMCP),
+		"mcp.login":        call((*backend.Backend).LoginMCP),  // mcp_oauth.go
+		"mcp.logout":       call((*backend.Backend).LogoutMCP), // mcp_oauth.go
 	}
 }
 

@@ -64,6 +64,7 @@ func routeGroups() []map[string]handler {
 		lifecycleRoutes(), // lifecycle.go
 		projectRoutes(),   // project.go
 		sessionRoutes(),   // session.go
+		forkRoutes(),      // fork.go
 		turnRoutes(),      // turn.go
 		queueRoutes(),     // queue.go
 		rewindRoutes(),    // rewind.go

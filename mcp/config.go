@@ -86,6 +86,9 @@ func (c ServerConfig) Validate() error {
 	default:
 		return fmt.Errorf("%w: server %q: unknown type %q", ErrInvalidConfig, c.Name, c.Type)
 	}
+	if _, err := c.OAuth(); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -42,6 +42,8 @@ type dialer struct {
 	onLost func(c *conn, err error)
 	// onToolsChanged is called when the server says its tool list changed.
 	onToolsChanged func(c *conn)
+	// signIns are the stored sign-ins of remote servers (oauth.go).
+	signIns *signIns
 }
 
 // dial connects to a server, initializes the session and lists its tools.
@@ -54,6 +56,7 @@ func (d *dialer) dial(ctx context.Context, cfg ServerConfig) (*conn, []mcp.Tool,
 	}
 	connCtx, cancel := context.WithCancel(d.base)
 	c := &conn{name: cfg.Name, cancel: cancel}
+	auth := d.authFor(ctx, cfg)
 	// A handshake that outlives ctx is torn down: its streams use connCtx.
 	stop := context.AfterFunc(ctx, cancel)
 	fail := func(err error) (*conn, []mcp.Tool, error) {
@@ -66,6 +69,7 @@ func (d *dialer) dial(ctx context.Context, cfg ServerConfig) (*conn, []mcp.Tool,
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
 		}
+		err = auth.classify(err)
 		return nil, nil, fmt.Errorf("connect %s: %w", cfg.Name, err)
 	}
 
@@ -75,13 +79,13 @@ func (d *dialer) dial(ctx context.Context, cfg ServerConfig) (*conn, []mcp.Tool,
 		c.child, c.client, err = d.startStdio(connCtx, cfg, c)
 	case TypeHTTP:
 		var tr *transport.StreamableHTTP
-		tr, err = transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithHTTPLogger(d.logger))
+		tr, err = transport.NewStreamableHTTP(cfg.URL, transport.WithHTTPHeaders(cfg.Headers), transport.WithHTTPLogger(d.logger), auth.httpOAuth())
 		if err == nil {
 			c.client = client.NewClient(tr)
 			err = c.client.Start(connCtx)
 		}
 	case TypeSSE:
-		c.client, err = client.NewSSEMCPClient(cfg.URL, client.WithHeaders(cfg.Headers), transport.WithSSELogger(d.logger))
+		c.client, err = client.NewSSEMCPClient(cfg.URL, client.WithHeaders(cfg.Headers), transport.WithSSELogger(d.logger), auth.sseOAuth())
 		if err == nil {
 			c.client.OnConnectionLost(func(err error) { c.lost(d, err) })
 			err = c.client.Start(connCtx)

@@ -24,6 +24,7 @@ const (
 	StateConnected  = "connected"  // tools registered
 	StateFailed     = "failed"     // the connect failed or the server died
 	StateClosed     = "closed"     // not connected (never, disconnected, or closed)
+	// StateNeedsAuth (oauth.go): a remote server wants a sign-in.
 )
 
 // Defaults of Options.
@@ -59,6 +60,12 @@ type Options struct {
 	// OnStatus).
 	OnStatus func(protocol.MCPStatus)
 	Logger   *slog.Logger
+	// Secrets keeps the sign-ins of remote servers (oauth.go); nil: no
+	// sign-in (Login fails with ErrNoSecrets, servers dial without).
+	Secrets Secrets
+	// LoginTimeout bounds a sign-in's wait for its callback; default
+	// DefaultLoginTimeout.
+	LoginTimeout time.Duration
 }
 
 // LazyOptions tune lazy loading (seed §15.4).
@@ -86,6 +93,8 @@ type Manager struct {
 	stop   context.CancelFunc // ends dialer.base
 	wg     sync.WaitGroup     // stderr readers, watchers, lost-connection closers
 	trust  TrustStore
+	// signIns are the sign-ins of remote servers (oauth.go).
+	signIns *signIns
 
 	// trustMu serializes approval writes (the TrustStore, then approved).
 	// Lock order: trustMu, emitMu, mu.
@@ -153,6 +162,9 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.LoginTimeout <= 0 {
+		opts.LoginTimeout = DefaultLoginTimeout
+	}
 	base, stop := context.WithCancel(context.Background())
 	m := &Manager{
 		opts:       opts,
@@ -162,10 +174,12 @@ func NewManager(cfgs []ServerConfig, opts Options) *Manager {
 		servers:    map[string]*serverState{},
 		registered: map[string]bool{},
 		index:      map[string]toolRef{},
+		signIns:    newSignIns(opts),
 	}
 	m.dialer = &dialer{
 		base: base, workspace: opts.Workspace, builtin: opts.Builtin,
 		logger: opts.Logger, wg: &m.wg, onLost: m.onLost, onToolsChanged: m.onToolsChanged,
+		signIns: m.signIns,
 	}
 	if m.trust == nil {
 		m.trust = &memTrust{}
@@ -296,7 +310,7 @@ func (m *Manager) connect(ctx context.Context, name string, force bool) error {
 		return fmt.Errorf("connect %s: %w", name, err)
 	}
 	if err != nil {
-		s.state, s.lastErr = StateFailed, err.Error()
+		s.state, s.lastErr = m.failedStateLocked(s, err), err.Error()
 	} else {
 		s.conn, s.tools, s.state = c, list, StateConnected
 	}

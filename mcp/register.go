@@ -250,6 +250,9 @@ func (m *Manager) callTool(ctx context.Context, server, tool, name string, args 
 			return nil, ctx.Err()
 		case errors.Is(cctx.Err(), context.DeadlineExceeded):
 			return nil, &tools.ToolError{Type: "timeout", Err: fmt.Errorf("MCP tool %s timed out after %s (MCP_CALL_TIMEOUT_MS)", name, timeout)}
+		case wantsSignIn(err): // oauth.go
+			m.signInLost(c, err)
+			return nil, &tools.ToolError{Type: "unavailable", Err: fmt.Errorf("MCP server %s wants a new sign-in (mcp.login): %v", server, err)}
 		case transportGone(err), transportFailed(err) && !c.alive(context.WithoutCancel(ctx)):
 			c.lost(m.dialer, err)
 			return nil, &tools.ToolError{Type: "unavailable", Err: fmt.Errorf("%w: %s: %v", ErrServerDied, server, err)}

@@ -124,7 +124,10 @@ func (c ServerConfig) Hash() string {
 		URL     string      `json:"url"`
 		Env     [][2]string `json:"env"`
 		Headers [][2]string `json:"headers"`
-	}{c.Type, append([]string{}, c.Command...), c.Cwd, c.URL, pairs(c.Env), pairs(c.Headers)}
+		// OAuth is the "oauth" object (oauth.go); absent when none, so
+		// configs without one hash as they did before it existed.
+		OAuth json.RawMessage `json:"oauth,omitempty"`
+	}{c.Type, append([]string{}, c.Command...), c.Cwd, c.URL, pairs(c.Env), pairs(c.Headers), c.oauthHashField()}
 	b, _ := json.Marshal(norm) // strings only: cannot fail
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])

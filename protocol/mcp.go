@@ -48,7 +48,8 @@ type MCPStatus struct {
 	Name string `json:"name"`
 	// Type is stdio, http, sse or builtin.
 	Type string `json:"type"`
-	// State is disabled, untrusted, connecting, connected, failed or closed.
+	// State is disabled, untrusted, connecting, connected, failed,
+	// needs_auth (a remote server wants a sign-in: mcp.login) or closed.
 	State   string `json:"state"`
 	Enabled bool   `json:"enabled"`
 	// Tools is the number of tools the server offers.

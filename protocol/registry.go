@@ -56,6 +56,7 @@ func Methods() []MethodSpec {
 		{"session.setLang", SessionSetLangParams{}, Session{}},
 		{"session.grants", SessionIDParams{}, SessionGrantsResult{}},
 		{"session.revokeGrant", SessionRevokeGrantParams{}, RevokedResult{}},
+		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
 		{"session.rewind", SessionRewindParams{}, SessionRewindResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
@@ -103,6 +104,8 @@ func Methods() []MethodSpec {
 		{"mcp.untrust", MCPNameParams{}, MCPServerResult{}},
 		{"mcp.sessionAdd", MCPSessionAddParams{}, MCPSessionAddResult{}},
 		{"mcp.sessionTrust", MCPSessionTrustParams{}, MCPServerResult{}},
+		{"mcp.login", MCPLoginParams{}, MCPLoginResult{}},
+		{"mcp.logout", MCPLoginParams{}, MCPServerResult{}},
 
 		{"terminal.create", TerminalCreateParams{}, Terminal{}},
 		{"terminal.write", TerminalWriteParams{}, TerminalWriteResult{}},

@@ -113,6 +113,9 @@ type Session struct {
 	// Usage is the session's usage totals over every model request it
 	// made (its last usage event's session totals); absent before any.
 	Usage *SessionUsage `json:"usage,omitempty"`
+	// ForkedFrom is where session.fork made this session from; absent for
+	// other sessions.
+	ForkedFrom *ForkedFrom `json:"forkedFrom,omitempty"`
 }
 
 // SessionSettings are the stored per-session options; absent ones have

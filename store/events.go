@@ -51,6 +51,10 @@ type EventInput struct {
 	// Queue, when set, edits the session's turn queue in the same
 	// transaction (queue.update, queue.move, queue.remove).
 	Queue *QueueEdit
+	// MarkTurn records in the same transaction that TurnID ended with the
+	// history as stored after this event (its turn mark: what
+	// ForkSession copies of that turn).
+	MarkTurn bool
 	// EndRewind deletes the session's rewind intent (BeginRewind) in the
 	// same transaction.
 	EndRewind bool
@@ -326,6 +330,11 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 			return err
 		}
 		st.checkpointSeq = seq
+	}
+	if e.MarkTurn && e.TurnID != "" {
+		if err := t.markTurn(st, seq, e.TurnID); err != nil {
+			return err
+		}
 	}
 	if e.ClosePending {
 		if _, err := t.exec(`UPDATE pending_requests

@@ -51,12 +51,16 @@ func (t *wtx) checkpoint(st *sessState, e *preparedEvent) error {
 		reuse = min(e.histSame, len(old), len(msgs))
 	}
 	copy(hashes, old[:reuse])
+	kept := len(msgs) // the messages before kept are as they were
 	for i := reuse; i < len(msgs); i++ {
 		b := msgs[i]
 		h := maphash.Bytes(t.w.seed, b)
 		hashes[i] = h
 		if i < len(old) && old[i] == h {
 			continue
+		}
+		if i < len(old) && i < kept && !(i == 0 && isSystem(b)) {
+			kept = i // rewritten (compaction); a new system prompt is no new history
 		}
 		if _, err := t.w.st.putMessage.ExecContext(t.ctx, st.pk, i, string(b)); err != nil {
 			return fmt.Errorf("checkpoint message %d: %w", i, err)
@@ -66,6 +70,11 @@ func (t *wtx) checkpoint(st *sessState, e *preparedEvent) error {
 		if _, err := t.exec(
 			"DELETE FROM messages WHERE session_pk = ? AND idx >= ?", st.pk, len(msgs)); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if kept < len(old) {
+		if err := t.dropTurnMarks(st, kept); err != nil {
+			return err
 		}
 	}
 	st.hashes = hashes // a new slice: the committed cache may share the old one

@@ -160,7 +160,28 @@ ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN usage_seq INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE provider_profiles ADD COLUMN prices TEXT NOT NULL DEFAULT '{}';
 `,
-	// 7: a session's rewind in progress (session.rewind with files): the
+	// 7: session.fork. A fork names the session and turn it was made from;
+	// turn_marks keeps, per finished turn, how many history messages its
+	// turn_end's checkpoint held (the history up to and including that
+	// turn) while that prefix stays as it was. A session at rest gets the
+	// mark of its last finished turn: its stored history is that turn's.
+	`
+ALTER TABLE sessions ADD COLUMN forked_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN forked_turn TEXT NOT NULL DEFAULT '';
+CREATE TABLE turn_marks (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	turn_id    TEXT NOT NULL,
+	messages   INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, turn_id)
+) WITHOUT ROWID;
+INSERT INTO turn_marks (session_pk, turn_id, messages, seq)
+	SELECT s.pk, e.turn_id, (SELECT count(*) FROM messages m WHERE m.session_pk = s.pk), e.seq
+	FROM sessions s JOIN events e ON e.session_pk = s.pk
+	WHERE s.status IN ('idle', 'interrupted', 'queued') AND e.type = 'turn_end' AND e.turn_id != ''
+		AND e.seq = (SELECT max(seq) FROM events x WHERE x.session_pk = s.pk AND x.type = 'turn_end');
+`,
+	// 8: a session's rewind in progress (session.rewind with files): the
 	// row is written before the workspace is restored and deleted in the
 	// transaction of the session_rewound event, so one left after a crash
 	// says a file restore was interrupted.

@@ -19,7 +19,7 @@ CREATE TABLE sessions (
 	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER NOT NULL,
 	updated_at     INTEGER NOT NULL
-, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0);
+, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0, forked_from TEXT NOT NULL DEFAULT '', forked_turn TEXT NOT NULL DEFAULT '');
 CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
 CREATE TABLE events (
 	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
@@ -97,6 +97,13 @@ CREATE TABLE turn_queue (
 	created_at INTEGER NOT NULL
 );
 CREATE INDEX turn_queue_by_session ON turn_queue(session_pk, pk);
+CREATE TABLE turn_marks (
+	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
+	turn_id    TEXT NOT NULL,
+	messages   INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	PRIMARY KEY (session_pk, turn_id)
+) WITHOUT ROWID;
 CREATE TABLE rewind_intents (
 	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
 	to_turn_id TEXT NOT NULL,

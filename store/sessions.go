@@ -36,17 +36,22 @@ type Session struct {
 	// Usage is the session's usage totals as the host last recorded them
 	// with an event (EventInput.Usage), a JSON value; nil before any.
 	Usage json.RawMessage `json:"usage,omitempty"`
+	// ForkedFrom and ForkedTurn name the session and turn a fork was made
+	// from (ForkSession); empty for other sessions.
+	ForkedFrom string `json:"forkedFrom,omitempty"`
+	ForkedTurn string `json:"forkedTurn,omitempty"`
 }
 
 const sessionCols = `id, COALESCE(project_id, ''), title, title_source, model, mode, agent, provider,
-	status, task_count, last_seq, created_at, updated_at, settings, usage`
+	status, task_count, last_seq, created_at, updated_at, settings, usage, forked_from, forked_turn`
 
 func scanSession(r scanner) (Session, error) {
 	var ss Session
 	var created, updated int64
 	var settings, usage []byte
 	if err := r.Scan(&ss.ID, &ss.ProjectID, &ss.Title, &ss.TitleSource, &ss.Model, &ss.Mode, &ss.Agent,
-		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings, &usage); err != nil {
+		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings, &usage,
+		&ss.ForkedFrom, &ss.ForkedTurn); err != nil {
 		return Session{}, err
 	}
 	if len(usage) > 0 {

@@ -31,10 +31,12 @@ type fakeModel struct {
 	usage   string
 	headers map[string]string
 
-	mu       sync.Mutex // guards plan, streams, bodies, namings, namingAt, usage, headers
-	plan     []string   // "401", "429", "500", "reset", "stall", "calls:<JSON>" (fakeCalls), else a text to stream
-	streams  int
+	mu sync.Mutex // guards plan, streams, namings, namingAt, usage, headers, bodies
+	// plan: "401", "429", "500", "reset", "stall", "call:<name>:<arguments
+	// JSON>" (one tool call), else a text to stream.
+	plan     []string
 	bodies   [][]byte // the streamed requests' bodies, in order
+	streams  int
 	namings  int
 	namingAt chan struct{} // closed at the first naming request
 }
@@ -50,6 +52,13 @@ func newFakeModel(t *testing.T, plan ...string) *fakeModel {
 // env is the environment of a sidecar that talks to f.
 func (f *fakeModel) env() []string {
 	return []string{"OPENAI_BASE_URL=" + f.srv.URL + "/v1", "OPENAI_FORCE_API_MODE=chat", "OPENAI_MODEL=m-fake", "ZQAGENT_SCRIPT="}
+}
+
+// requests returns the bodies of the streamed requests so far.
+func (f *fakeModel) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.bodies...)
 }
 
 func (f *fakeModel) counts() (streams, namings int) {
@@ -96,13 +105,14 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		step = f.plan[min(f.streams, len(f.plan)-1)]
 	}
 	f.streams++
+	n := f.streams
 	f.bodies = append(f.bodies, b)
 	f.mu.Unlock()
-	if calls, ok := strings.CutPrefix(step, "calls:"); ok {
-		f.streamCalls(w, calls)
-		return
+	kind, arg, _ := strings.Cut(step, ":")
+	if kind != "call" {
+		kind = step
 	}
-	switch step {
+	switch kind {
 	case "401":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -124,6 +134,15 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
 		<-r.Context().Done()
+	case "call":
+		w.Header().Set("Content-Type", "text/event-stream")
+		name, args, _ := strings.Cut(arg, ":")
+		d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "choices": []any{map[string]any{"index": 0,
+			"delta": map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_%d", n), "type": "function",
+				"function": map[string]any{"name": name, "arguments": args}}}}, "finish_reason": nil}}})
+		fmt.Fprintf(w, "data: %s\n\n", d)
+		fmt.Fprint(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
 	default:
 		w.Header().Set("Content-Type", "text/event-stream")
 		chunk := func(delta, finish string) {
@@ -139,40 +158,6 @@ func (f *fakeModel) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}
-}
-
-// fakeCalls is a plan step that streams tool calls (name, arguments):
-// each map is one call with "id", "name" and "arguments" (toolCall's shape).
-func fakeCalls(cs ...map[string]any) string {
-	b, _ := json.Marshal(cs)
-	return "calls:" + string(b)
-}
-
-// streamCalls streams a fakeCalls step's calls (Chat Completions deltas).
-func (f *fakeModel) streamCalls(w http.ResponseWriter, calls string) {
-	var cs []struct {
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	_ = json.Unmarshal([]byte(calls), &cs)
-	w.Header().Set("Content-Type", "text/event-stream")
-	for i, c := range cs {
-		delta := map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}}}
-		d, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": nil}}})
-		fmt.Fprintf(w, "data: %s\n\n", d)
-	}
-	fmt.Fprint(w, `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n")
-	fmt.Fprint(w, "data: [DONE]\n\n")
-}
-
-// requests returns the bodies of the streamed requests so far.
-func (f *fakeModel) requests() [][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([][]byte(nil), f.bodies...)
 }
 
 func startTurn(t *testing.T, e *env, text string) {

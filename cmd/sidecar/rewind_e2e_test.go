@@ -23,6 +23,12 @@ import (
 	"github.com/zqagent/sidecar/protocol"
 )
 
+// fakeCall is a fake model step that streams one tool call.
+func fakeCall(name string, args any) string {
+	b, _ := json.Marshal(args)
+	return "call:" + name + ":" + string(b)
+}
+
 // rewind calls session.rewind.
 func rewind(c *client.Client, t *testing.T, sid, turnID string, files bool, opts ...string) (protocol.SessionRewindResult, error) {
 	t.Helper()
@@ -137,11 +143,11 @@ func TestE2ERewind(t *testing.T) {
 		t.Skip("no git")
 	}
 	fm := newFakeModel(t,
-		fakeCalls(toolCall("w1", "write_file", map[string]any{"path": "a.txt", "content": "one\n"})), "wrote a",
-		fakeCalls(toolCall("s2", "run_shell", map[string]any{"command": "echo two > b.txt && echo more >> a.txt"})), "ran the shell",
-		fakeCalls(toolCall("w3", "write_file", map[string]any{"path": "c.txt", "content": "three\n"})), "wrote c",
+		fakeCall("write_file", map[string]any{"path": "a.txt", "content": "one\n"}), "wrote a",
+		fakeCall("run_shell", map[string]any{"command": "echo two > b.txt && echo more >> a.txt"}), "ran the shell",
+		fakeCall("write_file", map[string]any{"path": "c.txt", "content": "three\n"}), "wrote c",
 		"stall", // the held turn
-		fakeCalls(toolCall("s5", "run_shell", map[string]any{"command": "echo asked"})), // waits for approval
+		fakeCall("run_shell", map[string]any{"command": "echo asked"}), // waits for approval
 		"after the rewind",
 	)
 	e := setupEnv(t, modelEnv(fm), map[string]any{"mode": "auto"})
@@ -236,6 +242,13 @@ func TestE2ERewind(t *testing.T) {
 	var rw protocol.SessionRewoundData
 	require.NoError(t, json.Unmarshal(evs[len(evs)-1].Data, &rw))
 	require.Equal(t, protocol.SessionRewoundData{ToTurnID: t2, DroppedTurns: []string{t2, t3, t4, t5}, Files: res.Files}, rw)
+	// A fork of the latest turn forks the latest kept one.
+	var fork protocol.SessionCreateResult
+	require.NoError(t, e.c.Call(tctx(t), "session.fork", map[string]string{"sessionId": e.sid}, &fork))
+	require.Equal(t, t1, fork.Session.ForkedFrom.TurnID, "a dropped turn is never the one forked")
+	require.Equal(t, []string{t1 + ":write a"}, historyTurns(t, e.c, fork.SessionID))
+	_, err = rewind(e.c, t, e.sid, t1, false, "dryRun")
+	require.NoError(t, err)
 
 	// The next model request has the rewound history.
 	n := len(fm.requests())

@@ -381,6 +381,48 @@ export class SidecarClient {
       : this.call("terminal.write", { projectId, terminalId, dataBase64: encodeBase64(data) }, opts);
   }
 
+  /**
+   * Signs in to a remote MCP server (ui-protocol.md, `mcp.login`): calls
+   * `mcp.login`, hands the authorization URL to `open` (show its host to
+   * the user, then open it in the system browser), and resolves with the
+   * server's `mcp.status` once it is `connected`. Rejects with a
+   * `SidecarError` carrying the reason (`lastError`) when the sign-in ends
+   * without one (`needs_auth` again: refused, timed out; or `failed`), or
+   * with `opts.signal`'s reason when it aborts (the sidecar's sign-in then
+   * still ends by its own timeout).
+   */
+  async signInMCP(
+    params: ParamsOf<"mcp.login">,
+    open: (authorizationUrl: URL) => void | Promise<void>,
+    opts: CallOptions = {},
+  ): Promise<Notifications["mcp.status"]> {
+    type Status = Notifications["mcp.status"];
+    let started = false;
+    let settle!: { resolve: (s: Status) => void; reject: (e: Error) => void };
+    const outcome = new Promise<Status>((resolve, reject) => (settle = { resolve, reject }));
+    outcome.catch(() => {}); // awaited below; may settle before that
+    const off = this.on("mcp.status", (st) => {
+      if (!started || st.name !== params.name || (params.projectId && st.projectId !== params.projectId)) return;
+      if (st.state === "connected") settle.resolve(st);
+      else if (st.state === "needs_auth" || st.state === "failed") {
+        settle.reject(new SidecarError(`sign-in to MCP server ${st.name}: ${st.lastError ?? st.state}`));
+      }
+    });
+    const { signal } = opts;
+    const onAbort = () => settle.reject(abortReason(signal!));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const { authorizationUrl } = await this.call("mcp.login", params, opts);
+      // Statuses from now on are this sign-in's (the answer came first).
+      started = true;
+      await open(new URL(authorizationUrl));
+      return await outcome;
+    } finally {
+      off();
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   /** Answers a pending request with the response its kind takes. */
   respond<K extends AnyRequestKind>(
     sessionId: string,
@@ -389,6 +431,15 @@ export class SidecarClient {
     opts?: CallOptions,
   ): Promise<ResultOf<"request.respond">> {
     return this.call("request.respond", { sessionId, requestId: request.requestId, response }, opts);
+  }
+
+  /**
+   * Forks a session (`session.fork`): a new session whose history is this
+   * one's up to and including `turnId` (absent: its last finished turn).
+   * The result's `session.forkedFrom` names the source and the turn.
+   */
+  fork(sessionId: string, turnId?: string, opts?: CallOptions): Promise<ResultOf<"session.fork">> {
+    return this.call("session.fork", turnId === undefined ? { sessionId } : { sessionId, turnId }, opts);
   }
 
   /**

@@ -696,6 +696,13 @@ export interface FileChange {
   oldPath?: string;
 }
 /**
+ * ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn.
+ */
+export interface ForkedFrom {
+  sessionId: string;
+  turnId: string;
+}
+/**
  * GitCandidate is a repository that holds a project without being its own, every path resolved (never as the repository wrote it).
  */
 export interface GitCandidate {
@@ -934,7 +941,8 @@ export interface MCPServer {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -983,6 +991,28 @@ export interface MCPRun {
    * secrets).
    */
   secretVars?: string[];
+}
+/**
+ * MCPLoginParams are the params of mcp.login and mcp.logout.
+ */
+export interface MCPLoginParams {
+  /**
+   * ProjectID is the open project of the server; it may be left out when
+   * exactly one open project has a server of that name.
+   */
+  projectId?: string;
+  name: string;
+}
+/**
+ * MCPLoginResult is the result of mcp.login.
+ */
+export interface MCPLoginResult {
+  /**
+   * AuthorizationURL is the page the shell opens in the user's browser.
+   * Its host is the server's authorization server (from the server's
+   * metadata, not from the sidecar): show it to the user.
+   */
+  authorizationUrl: string;
 }
 /**
  * MCPNameParams are the params of mcp.remove, mcp.refresh and mcp.untrust.
@@ -1050,7 +1080,8 @@ export interface MCPStatusNotification {
    */
   type: string;
   /**
-   * State is disabled, untrusted, connecting, connected, failed or closed.
+   * State is disabled, untrusted, connecting, connected, failed,
+   * needs_auth (a remote server wants a sign-in: mcp.login) or closed.
    */
   state: string;
   enabled: boolean;
@@ -1788,6 +1819,7 @@ export interface Session {
   settings: SessionSettings;
   sandbox: SandboxInfo;
   usage?: SessionUsage;
+  forkedFrom?: ForkedFrom;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1882,6 +1914,17 @@ export interface SessionDropped {
    * Reason is "fell behind" or "session closed".
    */
   reason: string;
+}
+/**
+ * SessionForkParams are the params of session.fork.
+ */
+export interface SessionForkParams {
+  sessionId: string;
+  /**
+   * TurnID is the last turn the fork keeps; absent: the session's last
+   * finished turn.
+   */
+  turnId?: string;
 }
 /**
  * SessionGetResult is the result of session.get.
@@ -2784,6 +2827,8 @@ export interface SchemaMethods {
   "keys.status": { params: Empty; result: KeysStatusResult };
   "mcp.add": { params: MCPAddParams; result: MCPServerResult };
   "mcp.list": { params: ProjectIDParams; result: MCPListResult };
+  "mcp.login": { params: MCPLoginParams; result: MCPLoginResult };
+  "mcp.logout": { params: MCPLoginParams; result: MCPServerResult };
   "mcp.refresh": { params: MCPNameParams; result: MCPServerResult };
   "mcp.remove": { params: MCPNameParams; result: RemovedResult };
   "mcp.sessionAdd": { params: MCPSessionAddParams; result: MCPSessionAddResult };
@@ -2810,6 +2855,7 @@ export interface SchemaMethods {
   "search.set": { params: SearchSetParams; result: SearchConfig };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
+  "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
   "session.list": { params: ProjectIDParams; result: SessionListResult };

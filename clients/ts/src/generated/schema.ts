@@ -93,6 +93,22 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/MCPListResult"
    }
   },
+  "mcp.login": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPLoginResult"
+   }
+  },
+  "mcp.logout": {
+   "params": {
+    "$ref": "#/$defs/MCPLoginParams"
+   },
+   "result": {
+    "$ref": "#/$defs/MCPServerResult"
+   }
+  },
   "mcp.refresh": {
    "params": {
     "$ref": "#/$defs/MCPNameParams"
@@ -299,6 +315,14 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "result": {
     "$ref": "#/$defs/DeletedResult"
+   }
+  },
+  "session.fork": {
+   "params": {
+    "$ref": "#/$defs/SessionForkParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionCreateResult"
    }
   },
   "session.get": {
@@ -1594,6 +1618,22 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "FileChange is one file a turn changed."
   },
+  "ForkedFrom": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string"
+    }
+   },
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId"
+   ],
+   "description": "ForkedFrom names the session and turn a fork was made from: the fork's history is that session's up to and including that turn."
+  },
   "GitCandidate": {
    "properties": {
     "kind": {
@@ -2009,6 +2049,36 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "MCPListResult is the result of mcp.list."
   },
+  "MCPLoginParams": {
+   "properties": {
+    "projectId": {
+     "type": "string",
+     "description": "ProjectID is the open project of the server; it may be left out when\nexactly one open project has a server of that name."
+    },
+    "name": {
+     "type": "string"
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "name"
+   ],
+   "description": "MCPLoginParams are the params of mcp.login and mcp.logout."
+  },
+  "MCPLoginResult": {
+   "properties": {
+    "authorizationUrl": {
+     "type": "string",
+     "description": "AuthorizationURL is the page the shell opens in the user's browser.\nIts host is the server's authorization server (from the server's\nmetadata, not from the sidecar): show it to the user."
+    }
+   },
+   "type": "object",
+   "required": [
+    "authorizationUrl"
+   ],
+   "description": "MCPLoginResult is the result of mcp.login."
+  },
   "MCPNameParams": {
    "properties": {
     "projectId": {
@@ -2084,7 +2154,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"
@@ -2295,7 +2365,7 @@ export const protocolSchema: Record<string, unknown> = {
     },
     "state": {
      "type": "string",
-     "description": "State is disabled, untrusted, connecting, connected, failed or closed."
+     "description": "State is disabled, untrusted, connecting, connected, failed,\nneeds_auth (a remote server wants a sign-in: mcp.login) or closed."
     },
     "enabled": {
      "type": "boolean"
@@ -3827,6 +3897,10 @@ export const protocolSchema: Record<string, unknown> = {
     "usage": {
      "$ref": "#/$defs/SessionUsage",
      "description": "Usage is the session's usage totals over every model request it\nmade (its last usage event's session totals); absent before any."
+    },
+    "forkedFrom": {
+     "$ref": "#/$defs/ForkedFrom",
+     "description": "ForkedFrom is where session.fork made this session from; absent for\nother sessions."
     }
    },
    "type": "object",
@@ -4401,6 +4475,23 @@ export const protocolSchema: Record<string, unknown> = {
     "time"
    ],
    "description": "SessionEvent is the params of a session.event notification: one event of a session, sent after it is stored, in seq order."
+  },
+  "SessionForkParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is the last turn the fork keeps; absent: the session's last\nfinished turn."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId"
+   ],
+   "description": "SessionForkParams are the params of session.fork."
   },
   "SessionGetResult": {
    "properties": {

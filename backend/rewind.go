@@ -288,7 +288,7 @@ func pickSnapshotTurn(list []vcs.Turn, sessionID, turnID string, dropped []strin
 			known = max(known, t.Number)
 		}
 	}
-	for n := known + 1; n <= upper; n++ {
+	if n := known + 1; n <= upper { // the first such snapshot refuses
 		t, ok := byNum[n]
 		if !ok || t.Expired {
 			return 0, fmt.Errorf("%w: rewinding the files to before turn %s needs snapshot %d of session %s, which was collected to keep the project's snapshot storage under its cap",

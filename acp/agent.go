@@ -413,8 +413,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 // ListSessions implements sdk.Agent (session/list, offered as
 // sessionCapabilities.list): the sessions of the data dir, of every project
 // or of the project at cwd, newest first, with their titles (the names the
-// sidecar gave them, in their language). One page: nextCursor is never
-// set, and a cursor is refused.
+// sidecar gave them, in their language); archived sessions are left out
+// (session.archive). One page: nextCursor is never set, and a cursor is
+// refused.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	if p.Cursor != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"cursor": "this agent lists every session in one page; no cursor is issued"})
@@ -439,16 +440,25 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if want != "" && filepath.Clean(pr.Path) != want {
 			continue
 		}
-		var list protocol.SessionListResult
-		if err := a.call(ctx, "session.list", protocol.ProjectIDParams{ProjectID: pr.ProjectID}, &list); err != nil {
-			return sdk.ListSessionsResponse{}, wireError(err)
-		}
-		for _, ss := range list.Sessions {
-			info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
-			if ss.Title != "" {
-				info.Title = sdk.Ptr(ss.Title)
+		// Every page of the project's sessions that are not archived.
+		limit := protocol.SessionListMaxLimit
+		cursor := ""
+		for {
+			var list protocol.SessionListResult
+			if err := a.call(ctx, "session.list", protocol.SessionListParams{ProjectID: pr.ProjectID, Limit: &limit, Cursor: cursor}, &list); err != nil {
+				return sdk.ListSessionsResponse{}, wireError(err)
 			}
-			rows = append(rows, row{info, ss.UpdatedAt})
+			for _, ss := range list.Sessions {
+				info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
+				if ss.Title != "" {
+					info.Title = sdk.Ptr(ss.Title)
+				}
+				rows = append(rows, row{info, ss.UpdatedAt})
+			}
+			if list.NextCursor == "" {
+				break
+			}
+			cursor = list.NextCursor
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y row) int { return y.updated.Compare(x.updated) })

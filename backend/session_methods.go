@@ -41,7 +41,7 @@ func (b *Backend) sessionInfo(ctx context.Context, ss store.Session) protocol.Se
 		Provider: firstNonEmpty(ss.Provider, DefaultProfile), VCS: string(b.vcsModeOf(ctx, ss)), Lang: b.sessionLang(ss),
 		TaskCount: ss.TaskCount, LastSeq: ss.LastSeq, CreatedAt: ss.CreatedAt, UpdatedAt: ss.UpdatedAt,
 		Settings: sessionSettings(ss), Sandbox: b.sandboxInfo(ss), Usage: sessionUsageInfo(ss),
-		ForkedFrom: forkedFrom(ss),
+		ForkedFrom: forkedFrom(ss), Archived: ss.Archived,
 	}
 }
 
@@ -120,21 +120,6 @@ func validEffort(e string) error {
 		return nil
 	}
 	return protocol.InvalidField("reasoningEffort", "must be low, medium or high")
-}
-
-func (b *Backend) ListSessions(ctx context.Context, p protocol.ProjectIDParams) (protocol.SessionListResult, error) {
-	if _, err := b.projectOf(ctx, p.ProjectID); err != nil {
-		return protocol.SessionListResult{}, err
-	}
-	list, err := b.opts.Store.Sessions(ctx, p.ProjectID)
-	if err != nil {
-		return protocol.SessionListResult{}, err
-	}
-	out := make([]protocol.Session, len(list))
-	for i, ss := range list {
-		out[i] = b.sessionInfo(ctx, ss)
-	}
-	return protocol.SessionListResult{Sessions: out}, nil
 }
 
 func (b *Backend) SessionView(ctx context.Context, p protocol.SessionIDParams) (protocol.SessionGetResult, error) {

@@ -9,7 +9,7 @@ import (
 )
 
 // sessionRoutes: session.* (the backend's session_methods.go,
-// session_runtime.go, lang.go and grant_methods.go).
+// session_list.go, session_runtime.go, lang.go and grant_methods.go).
 func sessionRoutes() map[string]handler {
 	return map[string]handler{
 		"session.create":         call((*backend.Backend).CreateSession),
@@ -26,6 +26,8 @@ func sessionRoutes() map[string]handler {
 		"session.setLang":        call((*backend.Backend).SetLang),
 		"session.grants":         call((*backend.Backend).Grants),
 		"session.revokeGrant":    call((*backend.Backend).RevokeGrant),
+		"session.archive":        call((*backend.Backend).ArchiveSession),
+		"session.unarchive":      call((*backend.Backend).UnarchiveSession),
 	}
 }
 

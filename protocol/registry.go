@@ -43,7 +43,9 @@ func Methods() []MethodSpec {
 		{"worktree.remove", WorktreeRemoveParams{}, WorktreeRemoveResult{}},
 
 		{"session.create", SessionCreateParams{}, SessionCreateResult{}},
-		{"session.list", ProjectIDParams{}, SessionListResult{}},
+		{"session.list", SessionListParams{}, SessionListResult{}},
+		{"session.archive", SessionIDParams{}, Session{}},
+		{"session.unarchive", SessionIDParams{}, Session{}},
 		{"session.get", SessionIDParams{}, SessionGetResult{}},
 		{"session.delete", SessionIDParams{}, DeletedResult{}},
 		{"session.rename", SessionRenameParams{}, Session{}},

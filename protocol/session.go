@@ -116,6 +116,12 @@ type Session struct {
 	// ForkedFrom is where session.fork made this session from; absent for
 	// other sessions.
 	ForkedFrom *ForkedFrom `json:"forkedFrom,omitempty"`
+	// Archived is whether the session is archived (session.archive):
+	// session.list leaves it out unless asked for archived sessions.
+	Archived bool `json:"archived"`
+	// Snippet is where a session.list query matched; only in the result
+	// of session.list with a query.
+	Snippet *SessionSnippet `json:"snippet,omitempty"`
 }
 
 // SessionSettings are the stored per-session options; absent ones have
@@ -252,11 +258,6 @@ type SessionCreateParams struct {
 type SessionCreateResult struct {
 	SessionID string  `json:"sessionId"`
 	Session   Session `json:"session"`
-}
-
-// SessionListResult is the result of session.list.
-type SessionListResult struct {
-	Sessions []Session `json:"sessions"`
 }
 
 // SessionGetResult is the result of session.get.

@@ -181,7 +181,13 @@ INSERT INTO turn_marks (session_pk, turn_id, messages, seq)
 	WHERE s.status IN ('idle', 'interrupted', 'queued') AND e.type = 'turn_end' AND e.turn_id != ''
 		AND e.seq = (SELECT max(seq) FROM events x WHERE x.session_pk = s.pk AND x.type = 'turn_end');
 `,
-	// 8: a session's rewind in progress (session.rewind with files): the
+	// 8: sessions at scale (sessionlist.go): an archived flag, the list's
+	// keyset index (project, archived, updated_at; the rowid pk ends it),
+	// and session_text, a full-text index of titles and message text that
+	// triggers keep current wherever sessions and messages are written,
+	// filled here from the sessions that exist.
+	sessionTextMigration,
+	// 9: a session's rewind in progress (session.rewind with files): the
 	// row is written before the workspace is restored and deleted in the
 	// transaction of the session_rewound event, so one left after a crash
 	// says a file restore was interrupted.

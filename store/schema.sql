@@ -19,8 +19,7 @@ CREATE TABLE sessions (
 	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER NOT NULL,
 	updated_at     INTEGER NOT NULL
-, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0, forked_from TEXT NOT NULL DEFAULT '', forked_turn TEXT NOT NULL DEFAULT '');
-CREATE INDEX sessions_by_project ON sessions(project_id, updated_at);
+, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0, forked_from TEXT NOT NULL DEFAULT '', forked_turn TEXT NOT NULL DEFAULT '', archived INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE events (
 	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
 	seq        INTEGER NOT NULL,
@@ -104,6 +103,39 @@ CREATE TABLE turn_marks (
 	seq        INTEGER NOT NULL,
 	PRIMARY KEY (session_pk, turn_id)
 ) WITHOUT ROWID;
+CREATE INDEX sessions_by_project ON sessions(project_id, archived, updated_at);
+CREATE VIRTUAL TABLE session_text USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TRIGGER session_text_title_insert AFTER INSERT ON sessions WHEN new.title <> '' BEGIN
+	INSERT INTO session_text(rowid, text) VALUES (new.pk * 16777216, new.title);
+END;
+CREATE TRIGGER session_text_title_update AFTER UPDATE OF title ON sessions WHEN new.title IS NOT old.title BEGIN
+	DELETE FROM session_text WHERE rowid = old.pk * 16777216;
+	INSERT INTO session_text(rowid, text) SELECT new.pk * 16777216, new.title WHERE new.title <> '';
+END;
+CREATE TRIGGER session_text_session_delete AFTER DELETE ON sessions BEGIN
+	DELETE FROM session_text WHERE rowid BETWEEN old.pk * 16777216 AND old.pk * 16777216 + 16777215;
+END;
+CREATE TRIGGER session_text_message_insert AFTER INSERT ON messages BEGIN
+	DELETE FROM session_text WHERE rowid = new.session_pk * 16777216 + new.idx + 1;
+	INSERT INTO session_text(rowid, text)
+		SELECT new.session_pk * 16777216 + new.idx + 1, c FROM (SELECT CASE
+			WHEN new.idx BETWEEN 0 AND 16777214 AND new.data NOT GLOB '{"role":"tool"*' AND json_valid(new.data)
+				AND json_extract(new.data, '$.role') IN ('user', 'assistant')
+			THEN json_extract(new.data, '$.content') END AS c)
+		WHERE typeof(c) = 'text' AND c <> '';
+END;
+CREATE TRIGGER session_text_message_update AFTER UPDATE ON messages BEGIN
+	DELETE FROM session_text WHERE rowid = old.session_pk * 16777216 + old.idx + 1;
+	INSERT INTO session_text(rowid, text)
+		SELECT new.session_pk * 16777216 + new.idx + 1, c FROM (SELECT CASE
+			WHEN new.idx BETWEEN 0 AND 16777214 AND json_valid(new.data)
+				AND json_extract(new.data, '$.role') IN ('user', 'assistant')
+			THEN json_extract(new.data, '$.content') END AS c)
+		WHERE typeof(c) = 'text' AND c <> '';
+END;
+CREATE TRIGGER session_text_message_delete AFTER DELETE ON messages BEGIN
+	DELETE FROM session_text WHERE rowid = old.session_pk * 16777216 + old.idx + 1;
+END;
 CREATE TABLE rewind_intents (
 	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
 	to_turn_id TEXT NOT NULL,

@@ -40,10 +40,13 @@ type Session struct {
 	// from (ForkSession); empty for other sessions.
 	ForkedFrom string `json:"forkedFrom,omitempty"`
 	ForkedTurn string `json:"forkedTurn,omitempty"`
+	// Archived hides the session from lists that do not ask for archived
+	// sessions (SetArchived; sessionlist.go).
+	Archived bool `json:"archived"`
 }
 
 const sessionCols = `id, COALESCE(project_id, ''), title, title_source, model, mode, agent, provider,
-	status, task_count, last_seq, created_at, updated_at, settings, usage, forked_from, forked_turn`
+	status, task_count, last_seq, created_at, updated_at, settings, usage, forked_from, forked_turn, archived`
 
 func scanSession(r scanner) (Session, error) {
 	var ss Session
@@ -51,7 +54,7 @@ func scanSession(r scanner) (Session, error) {
 	var settings, usage []byte
 	if err := r.Scan(&ss.ID, &ss.ProjectID, &ss.Title, &ss.TitleSource, &ss.Model, &ss.Mode, &ss.Agent,
 		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings, &usage,
-		&ss.ForkedFrom, &ss.ForkedTurn); err != nil {
+		&ss.ForkedFrom, &ss.ForkedTurn, &ss.Archived); err != nil {
 		return Session{}, err
 	}
 	if len(usage) > 0 {

@@ -382,6 +382,23 @@ export class SidecarClient {
   }
 
   /**
+   * Every session of a `session.list` (one project, archived or not, a
+   * search or none), page after page: `params.limit` sessions per call,
+   * each page's `nextCursor` passed on until the last. With a `query`,
+   * each session carries its `snippet`.
+   *
+   *     for await (const s of client.sessions({ projectId, query: "flaky test" })) show(s.title, s.snippet);
+   */
+  async *sessions(params: Omit<ParamsOf<"session.list">, "cursor">, opts?: CallOptions): AsyncGenerator<ResultOf<"session.list">["sessions"][number]> {
+    let cursor: string | undefined;
+    do {
+      const page: ResultOf<"session.list"> = await this.call("session.list", { ...params, ...(cursor !== undefined && { cursor }) }, opts);
+      yield* page.sessions;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+  }
+
+  /**
    * Signs in to a remote MCP server (ui-protocol.md, `mcp.login`): calls
    * `mcp.login`, hands the authorization URL to `open` (show its host to
    * the user, then open it in the system browser), and resolves with the

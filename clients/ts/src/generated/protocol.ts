@@ -1820,6 +1820,12 @@ export interface Session {
   sandbox: SandboxInfo;
   usage?: SessionUsage;
   forkedFrom?: ForkedFrom;
+  /**
+   * Archived is whether the session is archived (session.archive):
+   * session.list leaves it out unless asked for archived sessions.
+   */
+  archived: boolean;
+  snippet?: SessionSnippet;
 }
 /**
  * SessionSettings are the stored per-session options; absent ones have their defaults.
@@ -1860,6 +1866,17 @@ export interface TokenCounts {
   cachedInput: number;
   output: number;
   reasoning: number;
+}
+/**
+ * SessionSnippet is the passage of a search hit around the words that matched (its title, else its earliest matching message); "…" marks a cut.
+ */
+export interface SessionSnippet {
+  text: string;
+  /**
+   * Highlights are the matched words as [start, end) offsets into
+   * Text, in UTF-16 code units (JavaScript string indexes).
+   */
+  highlights: [number, number][];
 }
 /**
  * SessionCreateParams are the params of session.create.
@@ -1957,10 +1974,42 @@ export interface SessionIDParams {
   sessionId: string;
 }
 /**
- * SessionListResult is the result of session.list.
+ * SessionListParams are the params of session.list.
+ */
+export interface SessionListParams {
+  projectId: string;
+  /**
+   * Limit is the page size, 1 to 200; absent = 50.
+   */
+  limit?: number;
+  /**
+   * Cursor is the nextCursor of the previous page of the same list
+   * (same projectId, query and archived); absent = the first page.
+   */
+  cursor?: string;
+  /**
+   * Query, when not blank, keeps the sessions whose title or one of
+   * whose messages (user and assistant text) has every word of it, each
+   * matched as a word prefix; plain text, never a query language. At
+   * most 1,000 bytes and 32 words.
+   */
+  query?: string;
+  /**
+   * Archived: true lists only archived sessions; false (default) only
+   * the others.
+   */
+  archived?: boolean;
+}
+/**
+ * SessionListResult is the result of session.list: a page of sessions, most recently updated first.
  */
 export interface SessionListResult {
   sessions: Session[];
+  /**
+   * NextCursor continues the list after this page; absent on the last
+   * page. Opaque; valid for the same list while the sidecar runs.
+   */
+  nextCursor?: string;
 }
 /**
  * SessionNamedData: the session got a title.
@@ -2853,12 +2902,13 @@ export interface SchemaMethods {
   "request.respond": { params: RequestRespondParams; result: RequestRespondResult };
   "search.get": { params: Empty; result: SearchConfig };
   "search.set": { params: SearchSetParams; result: SearchConfig };
+  "session.archive": { params: SessionIDParams; result: Session };
   "session.create": { params: SessionCreateParams; result: SessionCreateResult };
   "session.delete": { params: SessionIDParams; result: DeletedResult };
   "session.fork": { params: SessionForkParams; result: SessionCreateResult };
   "session.get": { params: SessionIDParams; result: SessionGetResult };
   "session.grants": { params: SessionIDParams; result: SessionGrantsResult };
-  "session.list": { params: ProjectIDParams; result: SessionListResult };
+  "session.list": { params: SessionListParams; result: SessionListResult };
   "session.rename": { params: SessionRenameParams; result: Session };
   "session.revokeGrant": { params: SessionRevokeGrantParams; result: RevokedResult };
   "session.rewind": { params: SessionRewindParams; result: SessionRewindResult };
@@ -2868,6 +2918,7 @@ export interface SchemaMethods {
   "session.setModel": { params: SessionSetModelParams; result: Session };
   "session.setPermissions": { params: SessionSetPermissionsParams; result: Session };
   "session.subscribe": { params: SessionSubscribeParams; result: SessionSubscribeResult };
+  "session.unarchive": { params: SessionIDParams; result: Session };
   "session.unsubscribe": { params: SessionIDParams; result: UnsubscribeResult };
   "shutdown": { params: Empty; result: OKResult };
   "terminal.create": { params: TerminalCreateParams; result: Terminal };

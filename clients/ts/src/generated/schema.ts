@@ -301,6 +301,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/SearchConfig"
    }
   },
+  "session.archive": {
+   "params": {
+    "$ref": "#/$defs/SessionIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Session"
+   }
+  },
   "session.create": {
    "params": {
     "$ref": "#/$defs/SessionCreateParams"
@@ -343,7 +351,7 @@ export const protocolSchema: Record<string, unknown> = {
   },
   "session.list": {
    "params": {
-    "$ref": "#/$defs/ProjectIDParams"
+    "$ref": "#/$defs/SessionListParams"
    },
    "result": {
     "$ref": "#/$defs/SessionListResult"
@@ -419,6 +427,14 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "result": {
     "$ref": "#/$defs/SessionSubscribeResult"
+   }
+  },
+  "session.unarchive": {
+   "params": {
+    "$ref": "#/$defs/SessionIDParams"
+   },
+   "result": {
+    "$ref": "#/$defs/Session"
    }
   },
   "session.unsubscribe": {
@@ -3901,6 +3917,14 @@ export const protocolSchema: Record<string, unknown> = {
     "forkedFrom": {
      "$ref": "#/$defs/ForkedFrom",
      "description": "ForkedFrom is where session.fork made this session from; absent for\nother sessions."
+    },
+    "archived": {
+     "type": "boolean",
+     "description": "Archived is whether the session is archived (session.archive):\nsession.list leaves it out unless asked for archived sessions."
+    },
+    "snippet": {
+     "$ref": "#/$defs/SessionSnippet",
+     "description": "Snippet is where a session.list query matched; only in the result\nof session.list with a query."
     }
    },
    "type": "object",
@@ -3922,7 +3946,8 @@ export const protocolSchema: Record<string, unknown> = {
     "createdAt",
     "updatedAt",
     "settings",
-    "sandbox"
+    "sandbox",
+    "archived"
    ],
    "description": "Session is the session object."
   },
@@ -4554,6 +4579,35 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "SessionIDParams are the params of methods that name a session only."
   },
+  "SessionListParams": {
+   "properties": {
+    "projectId": {
+     "type": "string"
+    },
+    "limit": {
+     "type": "integer",
+     "description": "Limit is the page size, 1 to 200; absent = 50."
+    },
+    "cursor": {
+     "type": "string",
+     "description": "Cursor is the nextCursor of the previous page of the same list\n(same projectId, query and archived); absent = the first page."
+    },
+    "query": {
+     "type": "string",
+     "description": "Query, when not blank, keeps the sessions whose title or one of\nwhose messages (user and assistant text) has every word of it, each\nmatched as a word prefix; plain text, never a query language. At\nmost 1,000 bytes and 32 words."
+    },
+    "archived": {
+     "type": "boolean",
+     "description": "Archived: true lists only archived sessions; false (default) only\nthe others."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "projectId"
+   ],
+   "description": "SessionListParams are the params of session.list."
+  },
   "SessionListResult": {
    "properties": {
     "sessions": {
@@ -4561,13 +4615,17 @@ export const protocolSchema: Record<string, unknown> = {
       "$ref": "#/$defs/Session"
      },
      "type": "array"
+    },
+    "nextCursor": {
+     "type": "string",
+     "description": "NextCursor continues the list after this page; absent on the last\npage. Opaque; valid for the same list while the sidecar runs."
     }
    },
    "type": "object",
    "required": [
     "sessions"
    ],
-   "description": "SessionListResult is the result of session.list."
+   "description": "SessionListResult is the result of session.list: a page of sessions, most recently updated first."
   },
   "SessionNamedData": {
    "properties": {
@@ -4913,6 +4971,31 @@ export const protocolSchema: Record<string, unknown> = {
    },
    "type": "object",
    "description": "SessionSettings are the stored per-session options; absent ones have their defaults."
+  },
+  "SessionSnippet": {
+   "properties": {
+    "text": {
+     "type": "string"
+    },
+    "highlights": {
+     "items": {
+      "items": {
+       "type": "integer"
+      },
+      "type": "array",
+      "maxItems": 2,
+      "minItems": 2
+     },
+     "type": "array",
+     "description": "Highlights are the matched words as [start, end) offsets into\nText, in UTF-16 code units (JavaScript string indexes)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "text",
+    "highlights"
+   ],
+   "description": "SessionSnippet is the passage of a search hit around the words that matched (its title, else its earliest matching message); \"…\" marks a cut."
   },
   "SessionStatus": {
    "type": "string",

@@ -157,6 +157,10 @@ func New(opts Options) (*Backend, error) {
 	if len(ids) > 0 {
 		opts.Logger.Info("sessions interrupted by the last exit", "sessions", ids)
 	}
+	if err := ReportInterruptedRewinds(ctx, opts.Store, b.langOf, opts.Logger); err != nil {
+		cancel()
+		return nil, fmt.Errorf("new backend: %w", err)
+	}
 	b.bg, b.cancelBG = context.WithCancel(ctx)
 	b.termOutput = newEnvelope(opts.Envelope, "terminal.output")
 	b.providers = newProviderSource(opts)

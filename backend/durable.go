@@ -62,7 +62,10 @@ func stateAfter(ev engine.Event, queued bool) (TurnState, bool) {
 //   - session_named names the session (never over the user's title);
 //   - usage sets the session's usage totals to the event's (its session
 //     tokens and cost), unless a later usage event (more requests) is
-//     stored already.
+//     stored already;
+//   - session_rewound and rewind_interrupted end the session's rewind
+//     intent (session_rewound's history, the rewound one, is set by the
+//     rewind: rewind.go).
 //
 // history is called here, on the caller's goroutine, so the snapshot is
 // the engine's history at the moment of the event.
@@ -95,6 +98,8 @@ func durableInput(ev engine.Event, history func() []llm.Message, state TurnState
 		}
 	case ev.Type == protocol.EventUsage:
 		in.Usage, in.UsageSeq = sessionUsageOf(data)
+	case ev.Type == protocol.EventSessionRewound, ev.Type == protocol.EventRewindInterrupted:
+		in.EndRewind = true
 	}
 	if checkpoint && history != nil {
 		in.History = history()

@@ -198,6 +198,9 @@ func (h *Session) restoreLastError(ctx context.Context, eng *engine.Engine) {
 	if json.Unmarshal(end.Data, &ed) != nil || ed.Status != protocol.TurnError {
 		return
 	}
+	if rw, ok, err := st.LastEventOfType(ctx, h.id, string(protocol.EventSessionRewound)); err != nil || ok && rw.Seq > end.Seq {
+		return // the failed turn was rewound away: nothing to retry
+	}
 	ev, ok, err := st.LastEventOfType(ctx, h.id, string(protocol.EventError))
 	if err != nil || !ok || ev.TurnID != end.TurnID || ev.Seq > end.Seq {
 		return

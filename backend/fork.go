@@ -46,7 +46,7 @@ func (b *Backend) ForkSession(ctx context.Context, p protocol.SessionForkParams)
 	}
 	turnID := p.TurnID
 	if turnID == "" {
-		if turnID, err = st.LastFinishedTurn(ctx, src.ID); err != nil {
+		if turnID, err = b.lastFinishedLiveTurn(ctx, src.ID); err != nil { // not one a rewind dropped
 			return protocol.SessionCreateResult{}, err
 		}
 		if turnID == "" {

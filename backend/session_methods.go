@@ -161,7 +161,7 @@ func wireMessages(msgs []llm.Message) []protocol.Message {
 		if m.Role == llm.RoleSystem {
 			continue
 		}
-		w := protocol.Message{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name, Notice: m.Notice}
+		w := protocol.Message{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, Name: m.Name, Notice: m.Notice, TurnID: m.TurnID}
 		for _, tc := range m.ToolCalls {
 			w.ToolCalls = append(w.ToolCalls, protocol.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 		}

@@ -72,6 +72,8 @@ type Session struct {
 	queue     []Job
 	waiters   map[string]chan []byte // requestId → answer, for turns waiting in this process
 	closed    bool
+	rewinding bool          // a session.rewind runs: Enqueue refuses (rewind.go)
+	enqueuing int           // Enqueue calls past their rewind check, not yet pushed (rewind.go)
 	runDone   chan struct{} // closed when the current runner exits; nil when none
 	timeout   time.Duration // approval timeout; 0 = none
 	grantsNew bool          // an always_* answer or a directory grant was given; save grants
@@ -219,6 +221,10 @@ func (h *Session) Enqueue(ctx context.Context, job Job) (int, error) {
 	if closed {
 		return 0, fmt.Errorf("%w: session %s is closing", ErrConflict, h.id)
 	}
+	if err := h.enterEnqueue(); err != nil {
+		return 0, err
+	}
+	defer h.leaveEnqueue()
 	// The queue row first; the move to queued (push) is stored behind it.
 	if job.Queued.IsZero() {
 		job.Queued = time.Now().UTC().Truncate(time.Millisecond) // the store keeps milliseconds

@@ -130,7 +130,7 @@ func (b *Backend) VCSTurns(ctx context.Context, p protocol.SessionIDParams) (pro
 			omitted[j] = protocol.OmittedFile{Path: o.Path, Size: o.Size, Reason: protocol.OmittedReason(o.Reason)}
 		}
 		out[i] = protocol.VCSTurn{Number: t.Number, Commit: t.Commit, Status: t.Status, Time: t.Time, Files: files,
-			MoreFiles: t.MoreFiles, Expired: t.Expired, Omitted: omitted, OmittedMore: t.OmittedMore}
+			MoreFiles: t.MoreFiles, Expired: t.Expired, Omitted: omitted, OmittedMore: t.OmittedMore, TurnID: t.TurnID}
 	}
 	pl := sv.Plan()
 	return protocol.VCSTurnsResult{Turns: out, Plan: protocol.VCSPlan{Requested: string(pl.Requested), Mode: string(pl.Mode), Status: pl.Status}}, nil

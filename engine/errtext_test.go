@@ -55,10 +55,10 @@ func TestMessagesCoverWhatPeopleSee(t *testing.T) {
 		for _, typ := range []string{"auth", "rate_limit", "server", "network", "context_overflow", "bad_request", "unsupported", "unknown", "config", "storage", "approval", "compaction", "busy", "closed", "engine", "internal"} {
 			require.NotEmpty(t, engine.ErrorMessage(lang, typ, nil), "%s: error_type %s", lang, typ)
 		}
-		for _, reason := range []string{"engine_unavailable", "nothing_to_retry", "queued_turn_unreadable", "interrupted_while_suspended", "sidecar_restart"} {
+		for _, reason := range []string{"engine_unavailable", "nothing_to_retry", "queued_turn_unreadable", "interrupted_while_suspended", "sidecar_restart", "rewind_interrupted"} {
 			require.NotEmpty(t, engine.ReasonMessage(lang, reason), "%s: reason %s", lang, reason)
 		}
-		for _, kind := range []string{"no_model", "no_api_key", "keychain_unavailable", "config", "busy", "nothing_to_retry", "already_answered", "exists", "stale_hash", "uncommitted_changes", "terminal_unavailable", "snapshot_expired", "vcs_disabled", "outside_workspace", "untrusted", "unsupported"} {
+		for _, kind := range []string{"no_model", "no_api_key", "keychain_unavailable", "config", "busy", "nothing_to_retry", "already_answered", "exists", "stale_hash", "uncommitted_changes", "terminal_unavailable", "snapshot_expired", "clobbered", "vcs_disabled", "outside_workspace", "untrusted", "unsupported"} {
 			require.NotEmpty(t, engine.KindMessage(lang, kind), "%s: kind %s", lang, kind)
 		}
 		// Meant for programs: no text.

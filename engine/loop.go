@@ -41,7 +41,7 @@ func (e *Engine) Run(ctx context.Context, tn Turn) iter.Seq[Event] {
 			e.appendMessage(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name,
 				Content: *errorJSON("this call did not complete: its turn was interrupted before it finished (it may not have run)", "interrupted")})
 		}
-		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: in.Text, Attachments: in.Attachments, AttachmentRefs: in.Refs})
+		e.appendMessage(llm.Message{Role: llm.RoleUser, Content: in.Text, Attachments: in.Attachments, AttachmentRefs: in.Refs, TurnID: t.taskID})
 		if !t.emit(Event{protocol.EventTurnStart, protocol.TurnStartData{TaskID: t.taskID, Input: in.Text, AttachmentCount: len(in.Attachments), Attachments: attachmentRefs(in.Refs)}}) {
 			return protocol.TurnInterrupted
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zqagent/sidecar/protocol"
 	"github.com/zqagent/sidecar/vcs"
 )
 
@@ -40,11 +41,26 @@ type vcsHook struct {
 	s   *vcs.SessionVCS
 	log *slog.Logger
 
-	mu    sync.Mutex // guards begun
-	begun bool       // the running turn's before snapshot was taken
+	mu     sync.Mutex // guards begun, turnID
+	begun  bool       // the running turn's before snapshot was taken
+	turnID string     // the running turn's id (its turn_start's taskId)
 }
 
-var _ Hook = (*vcsHook)(nil)
+var (
+	_ Hook     = (*vcsHook)(nil)
+	_ Observer = (*vcsHook)(nil)
+)
+
+// Observe notes the running turn's id from its turn_start, so that its
+// snapshot records it (vcs.SessionVCS.CommitTurnID).
+func (h *vcsHook) Observe(ev Event) {
+	if ev.Type != protocol.EventTurnStart {
+		return
+	}
+	h.mu.Lock()
+	h.turnID = ev.TaskID()
+	h.mu.Unlock()
+}
 
 // NewVCSHook returns the hook that snapshots each turn of s. Compose it with
 // the caller's own hook (CompositeHook); backend.NewEngine does so for
@@ -75,11 +91,11 @@ func (h *vcsHook) OnToolStarted(string) {
 // tool changed nothing).
 func (h *vcsHook) OnTurnEnd(status string, _ int, _ []string) {
 	h.mu.Lock()
-	begun := h.begun
-	h.begun = false
+	begun, turnID := h.begun, h.turnID
+	h.begun, h.turnID = false, ""
 	h.mu.Unlock()
 	if begun {
-		h.run("commit turn", func(ctx context.Context) error { return h.s.CommitTurn(ctx, status) })
+		h.run("commit turn", func(ctx context.Context) error { return h.s.CommitTurnID(ctx, status, turnID) })
 	}
 }
 

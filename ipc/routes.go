@@ -67,6 +67,7 @@ func routeGroups() []map[string]handler {
 		forkRoutes(),      // fork.go
 		turnRoutes(),      // turn.go
 		queueRoutes(),     // queue.go
+		rewindRoutes(),    // rewind.go
 		providerRoutes(),  // providers.go
 		agentRoutes(),     // agents.go
 		vcsRoutes(),       // vcs.go

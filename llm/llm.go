@@ -45,6 +45,10 @@ type Message struct {
 	// Notice marks a message the engine inserted itself (steering, compaction
 	// summary, elision stub) rather than one the user typed.
 	Notice string `json:"notice,omitempty"`
+	// TurnID is the turn this message opened: the engine sets it on a
+	// turn's input message, so the history can be cut just before a turn
+	// (session.rewind). It is history only, never sent to a model.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.

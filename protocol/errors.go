@@ -94,7 +94,7 @@ var ErrorKinds = []ErrorKind{
 	KindParseError, KindInvalidRequest, KindMethodNotFound, KindInvalidParams, KindInternal,
 	KindNotInitialized, KindNotFound, KindConflict, KindForbidden, KindConfig,
 	KindRequired, KindWrongType, KindUnsupportedVersion,
-	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted, KindSuperseded,
+	KindAlreadyAnswered, KindBusy, KindNothingToRetry, KindExists, KindStaleHash, KindUncommittedChanges, KindTerminalUnavailable, KindSnapshotExpired, KindAlreadyStarted, KindSuperseded, KindClobbered,
 	KindOutsideWorkspace, KindUntrusted,
 	KindNoModel, KindNoAPIKey, KindKeychainUnavailable, KindVCSDisabled, KindUnsupported,
 }
@@ -142,6 +142,10 @@ type ErrorData struct {
 	// queue.remove) was refused with -32003: already_started, the same
 	// value as Kind, named as those methods document it.
 	Reason ErrorKind `json:"reason,omitempty"`
+	// Files are the files a refusal names (kind clobbered: the files
+	// session.rewind would overwrite or delete that changed after the
+	// session's last snapshot), relative to the workspace.
+	Files []string `json:"files,omitempty"`
 	// Message says the error to people, in the sidecar's default language
 	// (the shell's initialize locale, else the OS locale), for the kinds a
 	// shell shows (no_api_key, busy, stale_hash, …); absent for the others.

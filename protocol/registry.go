@@ -61,6 +61,7 @@ func Methods() []MethodSpec {
 		{"session.fork", SessionForkParams{}, SessionCreateResult{}},
 		{"session.export", SessionExportParams{}, SessionExportResult{}},
 		{"session.import", SessionImportParams{}, SessionImportResult{}},
+		{"session.rewind", SessionRewindParams{}, SessionRewindResult{}},
 
 		{"turn.start", TurnStartParams{}, TurnResult{}},
 		{"turn.interrupt", SessionIDParams{}, TurnInterruptResult{}},
@@ -164,6 +165,8 @@ func Events() []EventSpec {
 		{EventUsage, UsageData{}},
 		{EventRateLimits, RateLimitsData{}},
 		{EventQueueChanged, QueueChangedData{}},
+		{EventSessionRewound, SessionRewoundData{}},
+		{EventRewindInterrupted, RewindInterruptedData{}},
 		{EventRequestResolved, RequestResolvedData{}},
 		{EventElicitationRequested, ElicitationRequestedData{}},
 	}

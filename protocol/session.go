@@ -204,6 +204,9 @@ type Message struct {
 	// Notice marks a message the engine inserted itself (steering,
 	// compaction summary, elision stub).
 	Notice string `json:"notice,omitempty"`
+	// TurnID is on a user message that opened a turn: the turn
+	// session.rewind takes to go back to just before it.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // ToolCall is one function call requested by the model.

@@ -35,6 +35,10 @@ type VCSTurn struct {
 	Omitted []OmittedFile `json:"omitted"`
 	// OmittedMore counts the omitted files not listed (at most 1,000 are).
 	OmittedMore int `json:"omittedMore,omitempty"`
+	// TurnID is the session's turn (turn.start's turnId) whose changes
+	// the snapshot holds; absent for snapshots taken before it was
+	// recorded.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // OmittedFile is a file a snapshot left out.

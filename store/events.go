@@ -55,6 +55,9 @@ type EventInput struct {
 	// history as stored after this event (its turn mark: what
 	// ForkSession copies of that turn).
 	MarkTurn bool
+	// EndRewind deletes the session's rewind intent (BeginRewind) in the
+	// same transaction.
+	EndRewind bool
 }
 
 // Title is a session name and where it came from (auto | user).
@@ -373,6 +376,11 @@ func (t *wtx) eventEffects(st *sessState, seq int64, e *preparedEvent) error {
 	}
 	if e.Queue != nil {
 		if err := t.editQueue(st.pk, e.Queue); err != nil {
+			return err
+		}
+	}
+	if e.EndRewind {
+		if err := t.endRewind(st.pk); err != nil {
 			return err
 		}
 	}

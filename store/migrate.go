@@ -211,6 +211,18 @@ DROP TABLE pending_requests;
 ALTER TABLE pending_requests_new RENAME TO pending_requests;
 CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
 `,
+	// 10: a session's rewind in progress (session.rewind with files): the
+	// row is written before the workspace is restored and deleted in the
+	// transaction of the session_rewound event, so one left after a crash
+	// says a file restore was interrupted.
+	`
+CREATE TABLE rewind_intents (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	to_turn_id TEXT NOT NULL,
+	data       TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -136,3 +136,9 @@ CREATE TABLE "pending_requests" (
 	answer_note  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX pending_by_session ON pending_requests(session_pk, answered);
+CREATE TABLE rewind_intents (
+	session_pk INTEGER PRIMARY KEY REFERENCES sessions(pk) ON DELETE CASCADE,
+	to_turn_id TEXT NOT NULL,
+	data       TEXT NOT NULL DEFAULT '{}',
+	created_at INTEGER NOT NULL
+);

@@ -88,6 +88,24 @@ func (s *SessionVCS) RestoreTurn(ctx context.Context, n int, opts RestoreOptions
 }
 
 func (s *SessionVCS) restoreTurn(ctx context.Context, n int, opts RestoreOptions) (RestoreResult, error) {
+	return s.restore(ctx, n, opts, restoreSpec{})
+}
+
+// restoreSpec is what a rewind (RestoreBefore) asks of a restore besides
+// RestoreOptions.
+type restoreSpec struct {
+	// before: the target is turn n's pre-turn snapshot (its commit's
+	// parent), not the snapshot after it.
+	before bool
+	// guard: refuse with a *ClobberError when a file the restore would
+	// touch changed after the session's last snapshot; force overrides.
+	guard, force bool
+	// clobbered gets the files the guard found (dry runs and forced
+	// restores report them).
+	clobbered *[]string
+}
+
+func (s *SessionVCS) restore(ctx context.Context, n int, opts RestoreOptions, spec restoreSpec) (RestoreResult, error) {
 	res := RestoreResult{Restored: []string{}, Overwritten: []string{}, Deleted: []string{}, Missing: []string{}, Skipped: []string{}, DryRun: opts.DryRun}
 	if !s.Enabled() {
 		return res, ErrDisabled
@@ -104,21 +122,38 @@ func (s *SessionVCS) restoreTurn(ctx context.Context, n int, opts RestoreOptions
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
 	}
-	var (
-		cur     string
-		omitted []OmittedFile
-	)
-	if opts.DryRun {
-		cur, omitted, err = s.snapshotLocked(ctx)
-	} else {
-		cur, omitted, err = s.baseLocked(ctx, fmt.Sprintf("snapshot before restoring turn %d", n), "restore")
+	if spec.before {
+		if target, err = s.parentLocked(ctx, n, target); err != nil {
+			return res, fmt.Errorf("restore before turn %d: %w", n, err)
+		}
 	}
+	headTree := s.st.headTree
+	cur, omitted, err := s.snapshotLocked(ctx)
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
 	}
 	changes, err := s.diffLocked(ctx, cur, target, rels)
 	if err != nil {
 		return res, fmt.Errorf("restore turn %d: %w", n, err)
+	}
+	if spec.guard {
+		clobbered, err := s.clobberedLocked(ctx, headTree, cur, changes)
+		if err != nil {
+			return res, fmt.Errorf("restore before turn %d: %w", n, err)
+		}
+		if spec.clobbered != nil {
+			*spec.clobbered = clobbered
+		}
+		if len(clobbered) > 0 && !spec.force && !opts.DryRun {
+			return res, &ClobberError{Files: clobbered}
+		}
+	}
+	if !opts.DryRun {
+		// What the restore overwrites or deletes stays in the session's
+		// history.
+		if err := s.recordBaseLocked(ctx, cur, omitted, fmt.Sprintf("snapshot before restoring turn %d", n), "restore"); err != nil {
+			return res, fmt.Errorf("restore turn %d: %w", n, err)
+		}
 	}
 	if len(rels) > 0 {
 		if res.Missing, err = s.missingLocked(ctx, cur, target, rels); err != nil {

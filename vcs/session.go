@@ -155,19 +155,28 @@ func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (stri
 	if err != nil {
 		return "", nil, err
 	}
+	if err := s.recordBaseLocked(ctx, tree, omitted, subject, kind); err != nil {
+		return "", nil, err
+	}
+	return tree, omitted, nil
+}
+
+// recordBaseLocked records the workspace's tree (from snapshotLocked) as
+// an unnumbered snapshot when it differs from head.
+func (s *SessionVCS) recordBaseLocked(ctx context.Context, tree string, omitted []OmittedFile, subject, kind string) error {
 	if s.st.head != "" && tree == s.st.headTree {
-		return tree, omitted, nil
+		return nil
 	}
 	msg := message(subject, s.id, append([]string{"Agent-Kind: " + kind}, omittedTrailers(omitted)...)...)
 	commit, err := s.commitLocked(ctx, tree, msg)
 	if err != nil {
-		return "", nil, err
+		return err
 	}
 	if err := s.updateRefsLocked(ctx, s.headUpdate(commit)); err != nil {
-		return "", nil, err
+		return err
 	}
 	s.st.head, s.st.headTree = commit, tree
-	return tree, omitted, nil
+	return nil
 }
 
 // CommitTurn snapshots the workspace after a turn. When something changed
@@ -180,10 +189,17 @@ func (s *SessionVCS) baseLocked(ctx context.Context, subject, kind string) (stri
 // its cap, the oldest turns expire (collect). It does nothing when
 // tracking is off.
 func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
+	return s.CommitTurnID(ctx, status, "")
+}
+
+// CommitTurnID is CommitTurn for the turn turnID of the session's host:
+// the snapshot records it (Turn.TurnID), so a turn id maps to its numbered
+// snapshots however their commits are written again (expiry).
+func (s *SessionVCS) CommitTurnID(ctx context.Context, status, turnID string) error {
 	if !s.Enabled() {
 		return nil
 	}
-	if err := s.commitTurn(ctx, status); err != nil {
+	if err := s.commitTurn(ctx, status, turnID); err != nil {
 		return err
 	}
 	if err := s.collect(ctx); err != nil {
@@ -192,7 +208,7 @@ func (s *SessionVCS) CommitTurn(ctx context.Context, status string) error {
 	return nil
 }
 
-func (s *SessionVCS) commitTurn(ctx context.Context, status string) error {
+func (s *SessionVCS) commitTurn(ctx context.Context, status, turnID string) error {
 	defer s.lock()()
 	if err := s.loadLocked(ctx); err != nil {
 		return fmt.Errorf("commit turn: %w", err)
@@ -206,8 +222,11 @@ func (s *SessionVCS) commitTurn(ctx context.Context, status string) error {
 	}
 	n := s.st.last + 1
 	status = oneLine(status)
-	msg := message(fmt.Sprintf("turn %d: %s", n, status), s.id, append([]string{
-		"Agent-Kind: turn", fmt.Sprintf("Agent-Turn: %d", n), "Agent-Status: " + status}, omittedTrailers(omitted)...)...)
+	trailers := []string{"Agent-Kind: turn", fmt.Sprintf("Agent-Turn: %d", n), "Agent-Status: " + status}
+	if id := oneLine(turnID); id != "" {
+		trailers = append(trailers, "Agent-Turn-Id: "+id)
+	}
+	msg := message(fmt.Sprintf("turn %d: %s", n, status), s.id, append(trailers, omittedTrailers(omitted)...)...)
 	commit, err := s.commitLocked(ctx, tree, msg)
 	if err != nil {
 		return fmt.Errorf("commit turn: %w", err)

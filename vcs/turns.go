@@ -41,6 +41,9 @@ type Turn struct {
 	// project's storage under its cap: it can no longer be diffed or
 	// restored.
 	Expired bool `json:"expired,omitempty"`
+	// TurnID is the session host's turn the snapshot belongs to
+	// (CommitTurnID); "" for one taken without it.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // ListTurns returns the turns that changed something, oldest first,
@@ -122,6 +125,9 @@ func parseTurnRefs(ns, out string) []Turn {
 		for line := range strings.SplitSeq(f[i+3], "\n") {
 			if v, ok := strings.CutPrefix(line, "Agent-Status: "); ok {
 				t.Status = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "Agent-Turn-Id: "); ok {
+				t.TurnID = strings.TrimSpace(v)
 			}
 		}
 		t.Omitted, t.OmittedMore = parseOmitted(f[i+3])

@@ -130,6 +130,10 @@ func errorData(err error, code int, extra []ErrCode) *protocol.ErrorData {
 	if d.Kind == protocol.KindAlreadyStarted {
 		d.Reason = d.Kind
 	}
+	var fe protocol.FilesError
+	if errors.As(err, &fe) {
+		d.Files = fe.ErrorFiles()
+	}
 	var pe *protocol.ParamError
 	if code == CodeInvalidParams && errors.As(err, &pe) {
 		d.Field, d.Expected = pe.Field, pe.Expected

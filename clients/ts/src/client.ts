@@ -503,6 +503,26 @@ export class SidecarClient {
     return this.call("session.fork", turnId === undefined ? { sessionId } : { sessionId, turnId }, opts);
   }
 
+  /**
+   * Rewinds a session to just before a turn (`session.rewind`): the
+   * history, and with `files: true` the workspace. The result carries the
+   * turn's input and attachments for the composer. `dryRun` reports what
+   * would change; the clobber guard rejects with a `ConflictError` whose
+   * `data.kind` is `"clobbered"` and `data.files` names the files, until
+   * `force: true`.
+   *
+   *     const preview = await client.rewind(sessionId, turnId, { files: true, dryRun: true });
+   *     const done = await client.rewind(sessionId, turnId, { files: true, force: preview.clobbered.length > 0 && userAgreed });
+   */
+  rewind(
+    sessionId: string,
+    turnId: string,
+    how: { files: boolean; dryRun?: boolean; force?: boolean },
+    opts?: CallOptions,
+  ): Promise<ResultOf<"session.rewind">> {
+    return this.call("session.rewind", { sessionId, turnId, ...how }, opts);
+  }
+
   /** Closes for good: no reconnect; pending calls reject. */
   close(): void {
     this.#closedByUser = true;

@@ -41,6 +41,7 @@ export type ErrorKind =
   | "snapshot_expired"
   | "already_started"
   | "superseded"
+  | "clobbered"
   | "outside_workspace"
   | "untrusted"
   | "no_model"
@@ -77,6 +78,8 @@ export type EventType =
   | "usage"
   | "rate_limits"
   | "queue_changed"
+  | "session_rewound"
+  | "rewind_interrupted"
   | "request_resolved"
   | "elicitation_requested";
 /**
@@ -259,6 +262,16 @@ export type KnownSessionEvent1 =
   | {
       type: "queue_changed";
       data: QueueChangedData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "session_rewound";
+      data: SessionRewoundData;
+      [k: string]: unknown;
+    }
+  | {
+      type: "rewind_interrupted";
+      data: RewindInterruptedData;
       [k: string]: unknown;
     }
   | {
@@ -695,6 +708,12 @@ export interface ErrorData {
    * value as Kind, named as those methods document it.
    */
   reason?: ErrorKind | (string & {});
+  /**
+   * Files are the files a refusal names (kind clobbered: the files
+   * session.rewind would overwrite or delete that changed after the
+   * session's last snapshot), relative to the workspace.
+   */
+  files?: string[];
   /**
    * Message says the error to people, in the sidecar's default language
    * (the shell's initialize locale, else the OS locale), for the kinds a
@@ -1265,6 +1284,11 @@ export interface Message {
    * compaction summary, elision stub).
    */
   notice?: string;
+  /**
+   * TurnID is on a user message that opened a turn: the turn
+   * session.rewind takes to go back to just before it.
+   */
+  turnId?: string;
 }
 /**
  * ToolCall is one function call requested by the model.
@@ -1800,6 +1824,39 @@ export interface RevokedResult {
   revoked: boolean;
 }
 /**
+ * RewindInterruptedData: the process died while a rewind restored the workspace.
+ */
+export interface RewindInterruptedData {
+  /**
+   * TaskID is always "": the event belongs to no turn.
+   */
+  taskId: string;
+  toTurnId: string;
+  /**
+   * SnapshotTurn is the vcs.turns number whose pre-turn snapshot the
+   * restore was bringing back.
+   */
+  snapshotTurn?: number;
+  /**
+   * StartedAt is when the rewind began (RFC 3339).
+   */
+  startedAt: string;
+  /**
+   * Message says what happened, for people.
+   */
+  message: string;
+}
+/**
+ * RewoundTurn is a turn a rewind drops from the history.
+ */
+export interface RewoundTurn {
+  turnId: string;
+  /**
+   * Input is the turn's text ("" for a turn with only attachments).
+   */
+  input: string;
+}
+/**
  * SandboxInfo is the session's OS sandbox as it really is, not as asked.
  */
 export interface SandboxInfo {
@@ -2179,6 +2236,102 @@ export interface SessionRevokeGrantParams {
   sessionId: string;
   kind: GrantKind;
   name: string;
+}
+/**
+ * SessionRewindParams are the params of session.rewind.
+ */
+export interface SessionRewindParams {
+  sessionId: string;
+  /**
+   * TurnID is the turn to go back to just before (turn.start's turnId;
+   * session.get's messages carry it on the turn's input message).
+   */
+  turnId: string;
+  /**
+   * Files: also bring the workspace back to the turn's pre-turn
+   * snapshot (true), or only the history (false). The schema requires
+   * it, so that a client always says which; absent reads as false.
+   */
+  files: boolean;
+  /**
+   * DryRun reports what would change and changes nothing.
+   */
+  dryRun?: boolean;
+  /**
+   * Force rewinds files even over changes made after the session's last
+   * snapshot (the clobber guard).
+   */
+  force?: boolean;
+}
+/**
+ * SessionRewindResult is the result of session.rewind.
+ */
+export interface SessionRewindResult {
+  /**
+   * ToTurnID is the turn the history now ends just before.
+   */
+  toTurnId: string;
+  /**
+   * Input and Attachments are that turn's text and saved attachments,
+   * for the composer to be filled in again (the attachments' files stay
+   * in the session folder).
+   */
+  input: string;
+  attachments: AttachmentRef[];
+  /**
+   * DroppedTurns are the turns the history loses, oldest first: the
+   * turn itself and every one after it.
+   */
+  droppedTurns: RewoundTurn[];
+  /**
+   * DroppedMessages counts the history's messages the rewind removes.
+   */
+  droppedMessages: number;
+  /**
+   * Files are the workspace files the rewind changes (changed, with
+   * files: true): A re-created, M overwritten, D deleted; paths
+   * relative to the workspace, sorted. Empty with files: false.
+   */
+  files: FileChange[];
+  /**
+   * Skipped are files left alone because a snapshot left them out (too
+   * large or binary).
+   */
+  skipped: string[];
+  /**
+   * Clobbered are the Files that changed after the session's last
+   * snapshot: a dry run lists them (the real rewind is refused over them
+   * without force), a forced rewind overwrote or deleted them (their
+   * content is kept in the snapshot recorded before the restore).
+   */
+  clobbered: string[];
+  /**
+   * SnapshotTurn is the vcs.turns number whose pre-turn snapshot the
+   * workspace goes back to (0: no dropped turn changed files, or
+   * files: false).
+   */
+  snapshotTurn?: number;
+  dryRun: boolean;
+}
+/**
+ * SessionRewoundData: the history went back to just before ToTurnID.
+ */
+export interface SessionRewoundData {
+  /**
+   * TaskID is always "": the event belongs to no turn.
+   */
+  taskId: string;
+  toTurnId: string;
+  /**
+   * DroppedTurns are the ids of the turns the history lost, oldest
+   * first.
+   */
+  droppedTurns: string[];
+  /**
+   * Files are the workspace files the rewind changed (empty without
+   * files).
+   */
+  files: FileChange[];
 }
 /**
  * SessionSetAgentParams are the params of session.setAgent.
@@ -2735,6 +2888,12 @@ export interface VCSTurn {
    * OmittedMore counts the omitted files not listed (at most 1,000 are).
    */
   omittedMore?: number;
+  /**
+   * TurnID is the session's turn (turn.start's turnId) whose changes
+   * the snapshot holds; absent for snapshots taken before it was
+   * recorded.
+   */
+  turnId?: string;
 }
 /**
  * VCSTurnsResult is the result of vcs.turns.
@@ -2946,6 +3105,7 @@ export interface SchemaMethods {
   "session.list": { params: SessionListParams; result: SessionListResult };
   "session.rename": { params: SessionRenameParams; result: Session };
   "session.revokeGrant": { params: SessionRevokeGrantParams; result: RevokedResult };
+  "session.rewind": { params: SessionRewindParams; result: SessionRewindResult };
   "session.setAgent": { params: SessionSetAgentParams; result: Session };
   "session.setLang": { params: SessionSetLangParams; result: Session };
   "session.setMode": { params: SessionSetModeParams; result: Session };
@@ -3010,7 +3170,9 @@ export interface SchemaEventData {
   rate_limits: RateLimitsData;
   reasoning_delta: DeltaData;
   request_resolved: RequestResolvedData;
+  rewind_interrupted: RewindInterruptedData;
   session_named: SessionNamedData;
+  session_rewound: SessionRewoundData;
   tool_finished: ToolFinishedData;
   tool_proposed: ToolProposedData;
   tool_started: ToolStartedData;
@@ -3065,7 +3227,7 @@ export interface UnknownPendingRequest {
 export type PendingRequest = KnownPendingRequest | UnknownPendingRequest;
 
 /** The event types this package knows (schema.json `$defs.EventType`). */
-export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","queue_changed","request_resolved","elicitation_requested"] as const;
+export const schemaEventTypes = ["turn_start","assistant_delta","reasoning_delta","assistant_message","tool_proposed","permission_required","tool_started","tool_finished","iteration_end","turn_end","error","interrupted","compacting","compacted","queue_steering","llm_request","ask_user_question","plan_proposed","directory_requested","llm_retry","session_named","turn_suspended","usage","rate_limits","queue_changed","session_rewound","rewind_interrupted","request_resolved","elicitation_requested"] as const;
 
 /** The request kinds this package knows (schema.json `$defs.RequestKind`). */
 export const schemaRequestKinds = ["approval","question","plan","directory","elicitation"] as const;

@@ -397,6 +397,14 @@ export const protocolSchema: Record<string, unknown> = {
     "$ref": "#/$defs/RevokedResult"
    }
   },
+  "session.rewind": {
+   "params": {
+    "$ref": "#/$defs/SessionRewindParams"
+   },
+   "result": {
+    "$ref": "#/$defs/SessionRewindResult"
+   }
+  },
   "session.setAgent": {
    "params": {
     "$ref": "#/$defs/SessionSetAgentParams"
@@ -730,8 +738,14 @@ export const protocolSchema: Record<string, unknown> = {
   "request_resolved": {
    "$ref": "#/$defs/RequestResolvedData"
   },
+  "rewind_interrupted": {
+   "$ref": "#/$defs/RewindInterruptedData"
+  },
   "session_named": {
    "$ref": "#/$defs/SessionNamedData"
+  },
+  "session_rewound": {
+   "$ref": "#/$defs/SessionRewoundData"
   },
   "tool_finished": {
    "$ref": "#/$defs/ToolFinishedData"
@@ -1535,6 +1549,13 @@ export const protocolSchema: Record<string, unknown> = {
      ],
      "description": "Reason says why an edit of the queue (queue.update, queue.move,\nqueue.remove) was refused with -32003: already_started, the same\nvalue as Kind, named as those methods document it."
     },
+    "files": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "Files are the files a refusal names (kind clobbered: the files\nsession.rewind would overwrite or delete that changed after the\nsession's last snapshot), relative to the workspace."
+    },
     "message": {
      "type": "string",
      "description": "Message says the error to people, in the sidecar's default language\n(the shell's initialize locale, else the OS locale), for the kinds a\nshell shows (no_api_key, busy, stale_hash, …); absent for the others."
@@ -1572,6 +1593,7 @@ export const protocolSchema: Record<string, unknown> = {
     "snapshot_expired",
     "already_started",
     "superseded",
+    "clobbered",
     "outside_workspace",
     "untrusted",
     "no_model",
@@ -1686,6 +1708,8 @@ export const protocolSchema: Record<string, unknown> = {
     "usage",
     "rate_limits",
     "queue_changed",
+    "session_rewound",
+    "rewind_interrupted",
     "request_resolved",
     "elicitation_requested"
    ],
@@ -2690,6 +2714,10 @@ export const protocolSchema: Record<string, unknown> = {
     "notice": {
      "type": "string",
      "description": "Notice marks a message the engine inserted itself (steering,\ncompaction summary, elision stub)."
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is on a user message that opened a turn: the turn\nsession.rewind takes to go back to just before it."
     }
    },
    "type": "object",
@@ -3865,6 +3893,54 @@ export const protocolSchema: Record<string, unknown> = {
    ],
    "description": "RevokedResult is the result of session.revokeGrant."
   },
+  "RewindInterruptedData": {
+   "properties": {
+    "taskId": {
+     "type": "string",
+     "description": "TaskID is always \"\": the event belongs to no turn."
+    },
+    "toTurnId": {
+     "type": "string"
+    },
+    "snapshotTurn": {
+     "type": "integer",
+     "description": "SnapshotTurn is the vcs.turns number whose pre-turn snapshot the\nrestore was bringing back."
+    },
+    "startedAt": {
+     "type": "string",
+     "description": "StartedAt is when the rewind began (RFC 3339)."
+    },
+    "message": {
+     "type": "string",
+     "description": "Message says what happened, for people."
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "toTurnId",
+    "startedAt",
+    "message"
+   ],
+   "description": "RewindInterruptedData: the process died while a rewind restored the workspace."
+  },
+  "RewoundTurn": {
+   "properties": {
+    "turnId": {
+     "type": "string"
+    },
+    "input": {
+     "type": "string",
+     "description": "Input is the turn's text (\"\" for a turn with only attachments)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "turnId",
+    "input"
+   ],
+   "description": "RewoundTurn is a turn a rewind drops from the history."
+  },
   "SandboxInfo": {
    "properties": {
     "mode": {
@@ -4531,6 +4607,34 @@ export const protocolSchema: Record<string, unknown> = {
     {
      "properties": {
       "type": {
+       "const": "session_rewound"
+      },
+      "data": {
+       "$ref": "#/$defs/SessionRewoundData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
+       "const": "rewind_interrupted"
+      },
+      "data": {
+       "$ref": "#/$defs/RewindInterruptedData"
+      }
+     },
+     "required": [
+      "type",
+      "data"
+     ]
+    },
+    {
+     "properties": {
+      "type": {
        "const": "request_resolved"
       },
       "data": {
@@ -4911,6 +5015,140 @@ export const protocolSchema: Record<string, unknown> = {
     "name"
    ],
    "description": "SessionRevokeGrantParams are the params of session.revokeGrant."
+  },
+  "SessionRewindParams": {
+   "properties": {
+    "sessionId": {
+     "type": "string"
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is the turn to go back to just before (turn.start's turnId;\nsession.get's messages carry it on the turn's input message)."
+    },
+    "files": {
+     "type": "boolean",
+     "description": "Files: also bring the workspace back to the turn's pre-turn\nsnapshot (true), or only the history (false). The schema requires\nit, so that a client always says which; absent reads as false."
+    },
+    "dryRun": {
+     "type": "boolean",
+     "description": "DryRun reports what would change and changes nothing."
+    },
+    "force": {
+     "type": "boolean",
+     "description": "Force rewinds files even over changes made after the session's last\nsnapshot (the clobber guard)."
+    }
+   },
+   "additionalProperties": false,
+   "type": "object",
+   "required": [
+    "sessionId",
+    "turnId",
+    "files"
+   ],
+   "description": "SessionRewindParams are the params of session.rewind."
+  },
+  "SessionRewindResult": {
+   "properties": {
+    "toTurnId": {
+     "type": "string",
+     "description": "ToTurnID is the turn the history now ends just before."
+    },
+    "input": {
+     "type": "string",
+     "description": "Input and Attachments are that turn's text and saved attachments,\nfor the composer to be filled in again (the attachments' files stay\nin the session folder)."
+    },
+    "attachments": {
+     "items": {
+      "$ref": "#/$defs/AttachmentRef"
+     },
+     "type": "array"
+    },
+    "droppedTurns": {
+     "items": {
+      "$ref": "#/$defs/RewoundTurn"
+     },
+     "type": "array",
+     "description": "DroppedTurns are the turns the history loses, oldest first: the\nturn itself and every one after it."
+    },
+    "droppedMessages": {
+     "type": "integer",
+     "description": "DroppedMessages counts the history's messages the rewind removes."
+    },
+    "files": {
+     "items": {
+      "$ref": "#/$defs/FileChange"
+     },
+     "type": "array",
+     "description": "Files are the workspace files the rewind changes (changed, with\nfiles: true): A re-created, M overwritten, D deleted; paths\nrelative to the workspace, sorted. Empty with files: false."
+    },
+    "skipped": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "Skipped are files left alone because a snapshot left them out (too\nlarge or binary)."
+    },
+    "clobbered": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "Clobbered are the Files that changed after the session's last\nsnapshot: a dry run lists them (the real rewind is refused over them\nwithout force), a forced rewind overwrote or deleted them (their\ncontent is kept in the snapshot recorded before the restore)."
+    },
+    "snapshotTurn": {
+     "type": "integer",
+     "description": "SnapshotTurn is the vcs.turns number whose pre-turn snapshot the\nworkspace goes back to (0: no dropped turn changed files, or\nfiles: false)."
+    },
+    "dryRun": {
+     "type": "boolean"
+    }
+   },
+   "type": "object",
+   "required": [
+    "toTurnId",
+    "input",
+    "attachments",
+    "droppedTurns",
+    "droppedMessages",
+    "files",
+    "skipped",
+    "clobbered",
+    "dryRun"
+   ],
+   "description": "SessionRewindResult is the result of session.rewind."
+  },
+  "SessionRewoundData": {
+   "properties": {
+    "taskId": {
+     "type": "string",
+     "description": "TaskID is always \"\": the event belongs to no turn."
+    },
+    "toTurnId": {
+     "type": "string"
+    },
+    "droppedTurns": {
+     "items": {
+      "type": "string"
+     },
+     "type": "array",
+     "description": "DroppedTurns are the ids of the turns the history lost, oldest\nfirst."
+    },
+    "files": {
+     "items": {
+      "$ref": "#/$defs/FileChange"
+     },
+     "type": "array",
+     "description": "Files are the workspace files the rewind changed (empty without\nfiles)."
+    }
+   },
+   "type": "object",
+   "required": [
+    "taskId",
+    "toTurnId",
+    "droppedTurns",
+    "files"
+   ],
+   "description": "SessionRewoundData: the history went back to just before ToTurnID."
   },
   "SessionSetAgentParams": {
    "properties": {
@@ -6154,6 +6392,10 @@ export const protocolSchema: Record<string, unknown> = {
     "omittedMore": {
      "type": "integer",
      "description": "OmittedMore counts the omitted files not listed (at most 1,000 are)."
+    },
+    "turnId": {
+     "type": "string",
+     "description": "TurnID is the session's turn (turn.start's turnId) whose changes\nthe snapshot holds; absent for snapshots taken before it was\nrecorded."
     }
    },
    "type": "object",

@@ -64,10 +64,8 @@ func routeGroups() []map[string]handler {
 		lifecycleRoutes(), // lifecycle.go
 		projectRoutes(),   // project.go
 		sessionRoutes(),   // session.go
-		forkRoutes(),      // fork.go
 		turnRoutes(),      // turn.go
 		queueRoutes(),     // queue.go
-		rewindRoutes(),    // rewind.go
 		providerRoutes(),  // providers.go
 		agentRoutes(),     // agents.go
 		vcsRoutes(),       // vcs.go
@@ -75,8 +73,6 @@ func routeGroups() []map[string]handler {
 		terminalRoutes(),  // terminal.go
 		searchRoutes(),    // search.go
 		filesRoutes(),     // files.go
-
-		sessionFileRoutes(), // export.go: session.export, session.import
 	}
 }
 

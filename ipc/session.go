@@ -9,7 +9,8 @@ import (
 )
 
 // sessionRoutes: session.* (the backend's session_methods.go,
-// session_list.go, session_runtime.go, lang.go and grant_methods.go).
+// session_list.go, session_runtime.go, lang.go, grant_methods.go, fork.go,
+// rewind.go and export.go).
 func sessionRoutes() map[string]handler {
 	return map[string]handler{
 		"session.create":         call((*backend.Backend).CreateSession),
@@ -28,6 +29,10 @@ func sessionRoutes() map[string]handler {
 		"session.revokeGrant":    call((*backend.Backend).RevokeGrant),
 		"session.archive":        call((*backend.Backend).ArchiveSession),
 		"session.unarchive":      call((*backend.Backend).UnarchiveSession),
+		"session.fork":           call((*backend.Backend).ForkSession),
+		"session.rewind":         call((*backend.Backend).SessionRewind),
+		"session.export":         call((*backend.Backend).ExportSession),
+		"session.import":         call((*backend.Backend).ImportSession),
 	}
 }
 

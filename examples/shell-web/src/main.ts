@@ -420,6 +420,7 @@ $("composer").addEventListener("submit", (e) => {
   client.call("turn.start", { sessionId: session.id, text }).catch(report);
 });
 $("input").addEventListener("keydown", (e) => {
+  if (mentionKey(e)) return;
   if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
     $<HTMLFormElement>("composer").requestSubmit();
@@ -436,6 +437,114 @@ $("steer").addEventListener("click", () => {
 $("interrupt").addEventListener("click", () => {
   if (session) client.call("turn.interrupt", { sessionId: session.id }).catch(report);
 });
+
+// ---------------------------------------------------------------------------
+// "@" mentions: "@" and what follows it before the caret is a query of
+// files.search, sent on each keystroke; a newer call supersedes an older
+// one (searchFiles resolves to null), and an answer that arrives after the
+// text moved on is dropped too. Picking one replaces "@query" by "@path ".
+// A path is hostile input (a file may be named "<img onerror=…>"): it is
+// drawn as text nodes only.
+
+const mentions = $<HTMLUListElement>("mentions");
+let mention: { start: number; paths: string[]; index: number } | undefined;
+let mentionSeq = 0;
+
+function closeMentions(): void {
+  mentionSeq++; // answers still on their way are dropped
+  mention = undefined;
+  mentions.hidden = true;
+  mentions.replaceChildren();
+}
+
+/** The path with its matched characters (UTF-16 offsets) in <mark>s. */
+function highlighted(path: string, positions: number[]): (Node | string)[] {
+  const out: (Node | string)[] = [];
+  const hit = new Set(positions);
+  let i = 0;
+  while (i < path.length) {
+    let j = i;
+    while (j < path.length && hit.has(j) === hit.has(i)) j++;
+    const part = path.slice(i, j);
+    out.push(hit.has(i) ? h("mark", {}, part) : part);
+    i = j;
+  }
+  return out;
+}
+
+function showMentionIndex(index: number): void {
+  if (!mention) return;
+  mention.index = index;
+  mentions.querySelectorAll("li").forEach((li, k) => li.setAttribute("aria-selected", String(k === index)));
+}
+
+function pickMention(index: number): void {
+  const input = $<HTMLTextAreaElement>("input");
+  const m = mention;
+  if (!m || !m.paths[index]) return;
+  const end = input.selectionStart;
+  const insert = "@" + m.paths[index] + " ";
+  input.value = input.value.slice(0, m.start) + insert + input.value.slice(end);
+  input.selectionStart = input.selectionEnd = m.start + insert.length;
+  closeMentions();
+  input.focus();
+}
+
+$("input").addEventListener("input", () => {
+  const input = $<HTMLTextAreaElement>("input");
+  const before = input.value.slice(0, input.selectionStart);
+  const m = /(^|\s)@(\S*)$/.exec(before);
+  if (!m || !project) return closeMentions();
+  const start = before.length - m[2].length - 1;
+  const seq = ++mentionSeq;
+  client
+    .searchFiles(project.projectId, m[2], { limit: 8 })
+    .then((r) => {
+      if (!r || seq !== mentionSeq) return; // superseded by a newer keystroke
+      if (r.results.length === 0) return closeMentions();
+      mention = { start, paths: r.results.map((x) => x.path), index: 0 };
+      mentions.replaceChildren(
+        ...r.results.map((x, k) => {
+          const li = h("li", { role: "option", title: x.path }, ...highlighted(x.path, x.positions));
+          li.addEventListener("mousedown", (e) => {
+            e.preventDefault(); // keep the focus in the composer
+            pickMention(k);
+          });
+          return li;
+        }),
+      );
+      mentions.dataset.query = m[2]; // what the list answers
+      mentions.hidden = false;
+      showMentionIndex(0);
+    })
+    .catch(report);
+});
+$("input").addEventListener("blur", () => closeMentions());
+
+/** Keys of the open mention list; true when the key was used. */
+function mentionKey(e: KeyboardEvent): boolean {
+  if (!mention) return false;
+  const n = mention.paths.length;
+  switch (e.key) {
+    case "ArrowDown":
+      showMentionIndex((mention.index + 1) % n);
+      break;
+    case "ArrowUp":
+      showMentionIndex((mention.index + n - 1) % n);
+      break;
+    case "Enter":
+    case "Tab":
+      pickMention(mention.index);
+      break;
+    case "Escape":
+      closeMentions();
+      break;
+    default:
+      return false;
+  }
+  e.preventDefault();
+  return true;
+}
 
 // ---------------------------------------------------------------------------
 // The request dialog: approvals (four outcomes), questions, plans, directories.

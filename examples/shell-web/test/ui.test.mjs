@@ -121,7 +121,11 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e));
   page.on("console", (m) => m.type() === "error" && pageErrors.push(new Error(m.text())));
-  page.on("dialog", (d) => d.accept()); // the restore confirm()
+  const dialogs = []; // every alert/confirm the page opened
+  page.on("dialog", (d) => {
+    dialogs.push(`${d.type()}: ${d.message()}`);
+    d.accept(); // the restore confirm()
+  });
   let n = 0;
   const shot = async (name) => {
     n++;
@@ -315,6 +319,54 @@ test("the reference shell in Chromium", { timeout: 300_000 }, async (t) => {
     assert.equal(readFileSync(join(projDir, "notes.txt"), "utf8"), "version 1\n");
     assert.ok(!existsSync(join(projDir, "other.txt")), "a file created later is gone");
     await shot("restored");
+  });
+
+  await t.test("@ mentions: search per keystroke, highlight, pick; a hostile file name is text", async () => {
+    const hostile = "<img src=x onerror=alert(1)>.txt";
+    mkdirSync(join(projDir, "src"));
+    for (const f of ["src/server.go", "src/service.go", hostile]) writeFileSync(join(projDir, f), "x\n");
+    const input = page.locator("#input");
+    const list = page.locator("#mentions:not([hidden])");
+    const options = list.locator('li[role="option"]');
+    // The list of the answer to the last keystroke (earlier ones may show first).
+    const answered = (query) => page.locator(`#mentions[data-query="${query}"]:not([hidden])`).waitFor();
+    await input.fill("look at ");
+    await input.pressSequentially("@srvgo");
+    await answered("srvgo");
+    await options.filter({ hasText: "src/server.go" }).waitFor();
+    // Each shown path has its matched characters in <mark>s: the query's.
+    for (const li of await options.all()) {
+      const marks = await li.locator("mark").allTextContents();
+      assert.equal(marks.join("").toLowerCase(), "srvgo", `highlight of ${await li.textContent()}`);
+    }
+    assert.ok((await options.count()) >= 2, "both src/serv*.go");
+    assert.equal(await options.nth(0).getAttribute("aria-selected"), "true");
+    await shot("mentions");
+    // ArrowDown selects the second, Enter picks it (and sends nothing).
+    await input.press("ArrowDown");
+    assert.equal(await options.nth(1).getAttribute("aria-selected"), "true");
+    const second = await options.nth(1).textContent();
+    await input.press("Enter");
+    await list.waitFor({ state: "detached" });
+    assert.equal(await input.inputValue(), `look at @${second} `);
+    // Escape closes the list and leaves the text alone.
+    await input.pressSequentially("and @onerr");
+    await answered("onerr");
+    await input.press("Escape");
+    await list.waitFor({ state: "detached" });
+    assert.equal(await input.inputValue(), `look at @${second} and @onerr`);
+    // The next keystroke searches again; the hostile name is shown as text.
+    await input.pressSequentially("or");
+    await answered("onerror");
+    const bad = options.filter({ hasText: "onerror" });
+    assert.equal(await bad.textContent(), hostile);
+    assert.equal(await page.locator("#mentions img").count(), 0, "a file name is never parsed as HTML");
+    await shot("mentions-hostile");
+    await input.press("Tab");
+    await list.waitFor({ state: "detached" });
+    assert.equal(await input.inputValue(), `look at @${second} and @${hostile} `);
+    await input.fill("");
+    assert.deepEqual(dialogs.filter((d) => d.startsWith("alert")), [], "no script of a file name ran");
   });
 
   assert.deepEqual(pageErrors.map(String), [], "no error in the page");

@@ -66,7 +66,7 @@ func TestEventsRecordedBeforeOneVocabulary(t *testing.T) {
 // protocol's types: no store holds one written with other types.
 var newerThan26 = map[protocol.EventType]bool{protocol.EventUsage: true, protocol.EventRateLimits: true, protocol.EventQueueChanged: true, protocol.EventRequestResolved: true,
 	protocol.EventElicitationRequested: true,
-	protocol.EventSessionRewound: true, protocol.EventRewindInterrupted: true}
+	protocol.EventSessionRewound:       true, protocol.EventRewindInterrupted: true}
 
 // TestEventDataCarryTheirTurn: every event data type is an EventData whose
 // EventTaskID is its taskId.

@@ -15,8 +15,10 @@ import (
 // What the shell adds or edits (mcp.add, mcp.update of a trusted server) is
 // trusted; a server from the file runs only after mcp.trust.
 // An edit and its save run under the project's lock, so concurrent calls
-// never lose one another's changes; connecting runs in the background and
-// is reported by mcp.status notifications.
+// never lose one another's changes, and as one mcp.Manager.Edit, so a
+// reload by the file watcher never applies the file as it was before the
+// save over the edit; connecting runs in the background and is reported by
+// mcp.status notifications.
 
 func (b *Backend) MCPList(ctx context.Context, p protocol.ProjectIDParams) (protocol.MCPListResult, error) {
 	pm, err := b.projectMCPFor(ctx, p.ProjectID)
@@ -44,11 +46,17 @@ func (b *Backend) AddMCP(ctx context.Context, p protocol.MCPAddParams) (protocol
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.AddConfig(ctx, cfg); err != nil {
-		return protocol.MCPServerResult{}, fmt.Errorf("mcp.add: %w", err)
-	}
-	if err := pm.saveLocked(); err != nil {
-		_ = pm.mgr.RemoveConfig(context.WithoutCancel(ctx), cfg.Name)
+	err = pm.mgr.Edit(func() error {
+		if err := pm.mgr.AddConfig(ctx, cfg); err != nil {
+			return err
+		}
+		if err := pm.saveLocked(); err != nil {
+			_ = pm.mgr.RemoveConfig(context.WithoutCancel(ctx), cfg.Name)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return protocol.MCPServerResult{}, fmt.Errorf("mcp.add: %w", err)
 	}
 	pm.connectLaterLocked(cfg)
@@ -71,10 +79,13 @@ func (b *Backend) UpdateMCP(ctx context.Context, p protocol.MCPUpdateParams) (pr
 	}
 	pm.mu.Lock()
 	defer pm.mu.Unlock()
-	if err := pm.mgr.UpdateConfig(ctx, p.Name, cfg); err != nil {
-		return protocol.MCPServerResult{}, fmt.Errorf("mcp.update: %w", err)
-	}
-	if err := pm.saveLocked(); err != nil {
+	err = pm.mgr.Edit(func() error {
+		if err := pm.mgr.UpdateConfig(ctx, p.Name, cfg); err != nil {
+			return err
+		}
+		return pm.saveLocked()
+	})
+	if err != nil {
 		return protocol.MCPServerResult{}, fmt.Errorf("mcp.update: %w", err)
 	}
 	info, err := pm.serverInfo(cfg.Name)
@@ -106,10 +117,13 @@ func (b *Backend) RemoveMCP(ctx context.Context, p protocol.MCPNameParams) (prot
 	if info.Type == mcp.TypeBuiltin {
 		return protocol.RemovedResult{}, fmt.Errorf("%w: %q is a builtin preset: disable it with mcp.update and {\"enabled\": false}", ErrConflict, p.Name)
 	}
-	if err := pm.mgr.RemoveConfig(ctx, p.Name); err != nil {
-		return protocol.RemovedResult{}, fmt.Errorf("mcp.remove: %w", err)
-	}
-	if err := pm.saveLocked(); err != nil {
+	err = pm.mgr.Edit(func() error {
+		if err := pm.mgr.RemoveConfig(ctx, p.Name); err != nil {
+			return err
+		}
+		return pm.saveLocked()
+	})
+	if err != nil {
 		return protocol.RemovedResult{}, fmt.Errorf("mcp.remove: %w", err)
 	}
 	b.broadcast("mcp.changed", newMCPChanged(pm.id, "api", nil, []string{p.Name}, nil, nil))

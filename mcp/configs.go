@@ -18,6 +18,18 @@ func (m *Manager) Configs() []ServerConfig {
 	return out
 }
 
+// Edit runs f, edits of the configs (AddConfig, UpdateConfig,
+// RemoveConfig) and the save of the watched file, as one step with respect
+// to the watcher (Watch): a reload waits until f returns and then reads
+// the file f saved, so that it never applies a file read before the save
+// over the edit (dropping a server just added). It returns f's error. f
+// must not call Edit.
+func (m *Manager) Edit(f func() error) error {
+	m.fileMu.Lock()
+	defer m.fileMu.Unlock()
+	return f()
+}
+
 // AddConfig adds a server the user configured (its type inferred when
 // empty): its config is trusted, and the approval recorded. It does not
 // connect it: call Connect.

@@ -32,7 +32,10 @@
 // queue is handed to OnStatus in order, without the mutex, and Status hands it
 // over before returning, so nobody sees a state before its notification was
 // sent. Approval writes to the TrustStore run under a separate trust lock
-// (taken before the mutex), never under the mutex.
+// (taken before the mutex), never under the mutex. A file lock (taken
+// first) makes an Edit (config edits and the save of the file) and a
+// watcher reload (read, then apply) one step each: a reload that comes
+// during an Edit is put off, so a file read before a save never undoes it.
 //
 // A server's status, its trust card and a config file's warnings are the
 // wire's types (protocol.MCPStatus, protocol.MCPRun, protocol.MCPWarning),

@@ -96,6 +96,12 @@ type Manager struct {
 	// signIns are the sign-ins of remote servers (oauth.go).
 	signIns *signIns
 
+	// fileMu makes an Edit (config edits and the save of the watched file)
+	// and a reload of that file (read, then apply) one step each: a reload
+	// never applies a file read before an edit's save over that edit.
+	// Lock order: fileMu, trustMu, emitMu, mu.
+	fileMu sync.Mutex
+
 	// trustMu serializes approval writes (the TrustStore, then approved).
 	// Lock order: trustMu, emitMu, mu.
 	trustMu sync.Mutex

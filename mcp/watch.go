@@ -24,10 +24,18 @@ const watchDebounce = 200 * time.Millisecond
 // disconnected. It returns the names added, removed and changed. Servers
 // that did not change keep their connections.
 func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, removed, changed []string) {
+	added, removed, changed, finish := m.apply(cfgs)
+	finish(ctx)
+	return added, removed, changed
+}
+
+// apply replaces the configs; finish closes the stale connections and
+// connects the new servers (it may take long: no lock is held for it).
+func (m *Manager) apply(cfgs []ServerConfig) (added, removed, changed []string, finish func(context.Context)) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return nil, nil, nil
+		return nil, nil, nil, func(context.Context) {}
 	}
 	next := map[string]ServerConfig{}
 	var order []string
@@ -80,17 +88,18 @@ func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) (added, remove
 	m.mu.Unlock()
 	m.flush()
 
-	for _, c := range stale {
-		if c != nil {
-			_ = c.close()
+	return added, removed, changed, func(ctx context.Context) {
+		for _, c := range stale {
+			if c != nil {
+				_ = c.close()
+			}
 		}
+		var wg sync.WaitGroup
+		for _, n := range connect {
+			wg.Go(func() { _ = m.Connect(ctx, n) })
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for _, n := range connect {
-		wg.Go(func() { _ = m.Connect(ctx, n) })
-	}
-	wg.Wait()
-	return added, removed, changed
 }
 
 // Watch follows the config file at path (usually DefaultConfigPath): when
@@ -160,33 +169,52 @@ func (m *Manager) watchLoop(ctx context.Context, w *fsnotify.Watcher, path, dir 
 			}
 			m.log.Warn("mcp config watch", "path", path, "err", err)
 		case <-timer.C:
-			m.reload(ctx, path, onChange)
+			if !m.reload(ctx, path, onChange) {
+				timer.Reset(watchDebounce) // an Edit is saving: read its file
+			}
 		}
 	}
 }
 
-func (m *Manager) reload(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []protocol.MCPWarning)) {
-	cfgs, warns, err := LoadConfigFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		m.log.Warn("mcp config reload", "path", path, "err", err)
+// reload reads the file and applies it. While an Edit runs it does
+// nothing and reports false (the file may not hold the edit yet; its save
+// changes the file again); otherwise it holds fileMu from the read to the
+// apply, so that no edit and save lands in between.
+func (m *Manager) reload(ctx context.Context, path string, onChange func(added, removed, changed []string, warnings []protocol.MCPWarning)) bool {
+	if !m.fileMu.TryLock() {
+		return false
+	}
+	cfgs, warns, ok := m.load(path)
+	if !ok {
+		m.fileMu.Unlock()
 		if onChange != nil {
 			onChange(nil, nil, nil, warns)
 		}
-		return
+		return true
+	}
+	added, removed, changed, finish := m.apply(WithBuiltinConfigs(cfgs))
+	m.fileMu.Unlock()
+	finish(ctx)
+	if onChange != nil && len(added)+len(removed)+len(changed)+len(warns) > 0 {
+		onChange(added, removed, changed, warns)
+	}
+	return true
+}
+
+// load reads the config file for a reload; ok is false when it is not to
+// be applied (unreadable, often half-way through an edit: the servers stay
+// as they are until it is fixed). A missing file has no servers.
+func (m *Manager) load(path string) (cfgs []ServerConfig, warns []protocol.MCPWarning, ok bool) {
+	cfgs, warns, err := LoadConfigFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.log.Warn("mcp config reload", "path", path, "err", err)
+		return nil, warns, false
 	}
 	for _, w := range warns {
 		m.log.Warn("mcp config", "warning", w.String())
 		if w.Server == "" && w.Field == "" && len(cfgs) == 0 {
-			// The whole file is unreadable (often half-way through an
-			// edit): keep the servers as they are until it is fixed.
-			if onChange != nil {
-				onChange(nil, nil, nil, warns)
-			}
-			return
+			return nil, warns, false
 		}
 	}
-	added, removed, changed := m.Apply(ctx, WithBuiltinConfigs(cfgs))
-	if onChange != nil && len(added)+len(removed)+len(changed)+len(warns) > 0 {
-		onChange(added, removed, changed, warns)
-	}
+	return cfgs, warns, true
 }

@@ -39,7 +39,7 @@ func (t *turn) cardDiff(tg tools.Target) *protocol.CardDiff {
 // diff checks a card's diff like a text field, except that the line ends
 // of a CRLF file alone do not flag it.
 func (c *cardCheck) diff(d *protocol.CardDiff) {
-	if d != nil && len(textKinds(strings.ReplaceAll(d.Unified, "\r\n", "\n"))) > 0 {
+	if d != nil && len(textKinds(strings.ReplaceAll(d.Unified, "\r\n", "\n"), false)) > 0 {
 		c.text("diff.unified", d.Unified)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -17,7 +18,9 @@ import (
 // blank that is not a space (U+00A0, U+3164, U+2800) reads as a word break
 // on the card but not to bash, so such a field is listed in the event's
 // warnings and its display form, with those characters escaped, is in the
-// event's display map.
+// event's display map. ZWNJ and ZWJ are flagged where they join nothing
+// (joins): in what a call runs or touches unless they join emoji, in prose
+// unless they join emoji or the letters of a script that uses them.
 
 // The warnings are protocol.TextWarning, of the kinds protocol.WarnControl,
 // WarnANSI, WarnBidi, WarnInvisible and WarnBlank.
@@ -28,9 +31,19 @@ type cardCheck struct {
 	display  map[string]string
 }
 
-// text checks one string field.
-func (c *cardCheck) text(field, s string) {
-	kinds := textKinds(s)
+// text checks one string field a card runs or touches (a command, an
+// argument, a path, a name, a URL): a ZWNJ or ZWJ in it is flagged unless
+// it joins emoji.
+func (c *cardCheck) text(field, s string) { c.check(field, s, false) }
+
+// prose checks a string field a card only shows (a question, its options, a
+// plan, a reason, a message): a ZWNJ or ZWJ between two letters of a script
+// that joins them (Persian, Indic, …) is not flagged, nor one that joins
+// emoji.
+func (c *cardCheck) prose(field, s string) { c.check(field, s, true) }
+
+func (c *cardCheck) check(field, s string, prose bool) {
+	kinds := textKinds(s, prose)
 	if len(kinds) == 0 {
 		return
 	}
@@ -40,7 +53,7 @@ func (c *cardCheck) text(field, s string) {
 	if c.display == nil {
 		c.display = map[string]string{}
 	}
-	c.display[field] = escapeText(s)
+	c.display[field] = escapeText(s, prose)
 }
 
 // value checks a decoded JSON value (tool arguments), keys included, in
@@ -61,8 +74,8 @@ func (c *cardCheck) value(field string, v any) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			sub := field + "." + k
-			if len(textKinds(k)) > 0 {
-				sub = field + "." + escapeText(k)
+			if len(textKinds(k, false)) > 0 {
+				sub = field + "." + escapeText(k, false)
 				c.text(sub, k)
 			}
 			c.value(sub, v[k])
@@ -71,21 +84,21 @@ func (c *cardCheck) value(field string, v any) {
 }
 
 // textKinds returns the kinds of unsafe characters s holds, in a fixed
-// order.
-func textKinds(s string) []string {
+// order; prose as in cardCheck.prose.
+func textKinds(s string, prose bool) []string {
 	var control, ansi, bidi, invisible, blank bool
-	for _, r := range s {
-		switch {
-		case r == 0x1b || r == 0x9b:
+	rs := []rune(s)
+	for i := range rs {
+		switch kindAt(rs, i, prose) {
+		case protocol.WarnANSI:
 			ansi = true
-		case r == '\t' || r == '\n':
-		case r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029 || r == utf8.RuneError:
+		case protocol.WarnControl:
 			control = true
-		case isBidi(r):
+		case protocol.WarnBidi:
 			bidi = true
-		case isBlank(r):
+		case protocol.WarnBlank:
 			blank = true
-		case isInvisible(r):
+		case protocol.WarnInvisible:
 			invisible = true
 		}
 	}
@@ -101,6 +114,63 @@ func textKinds(s string) []string {
 	return out
 }
 
+// kindAt is the kind of warning rs[i] raises, "" when none.
+func kindAt(rs []rune, i int, prose bool) string {
+	r := rs[i]
+	switch {
+	case r == 0x1b || r == 0x9b:
+		return protocol.WarnANSI
+	case r == '\t' || r == '\n':
+	case r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029 || r == utf8.RuneError:
+		return protocol.WarnControl
+	case isBidi(r):
+		return protocol.WarnBidi
+	case isBlank(r):
+		return protocol.WarnBlank
+	case isInvisible(r):
+		return protocol.WarnInvisible
+	case (r == zwnj || r == zwj) && !joins(rs, i, prose):
+		return protocol.WarnInvisible
+	}
+	return ""
+}
+
+const (
+	zwnj = 0x200c
+	zwj  = 0x200d
+)
+
+// joins reports whether the ZWNJ or ZWJ at rs[i] does what it is for, so
+// that it is not flagged: a ZWJ between two emoji (a family, a flag, a
+// profession: the sequence then shows as one picture, not two), or, in
+// prose, either between two letters or marks of a script that uses them
+// (Persian "می‌خواهم", Indic conjuncts) — not Latin, Greek, Cyrillic or
+// the common characters, where it would only split a word unseen. Anywhere
+// else it shows as nothing, so `rm foo<U+200C>bar` reads as `rm foobar`.
+func joins(rs []rune, i int, prose bool) bool {
+	if i == 0 || i == len(rs)-1 {
+		return false
+	}
+	prev, next := rs[i-1], rs[i+1]
+	if rs[i] == zwj {
+		j := i - 1
+		for j > 0 && (rs[j] == 0xfe0f || (rs[j] >= 0x1f3fb && rs[j] <= 0x1f3ff)) { // VS16, skin tones
+			j--
+		}
+		if unicode.Is(unicode.So, rs[j]) && unicode.Is(unicode.So, next) {
+			return true
+		}
+	}
+	return prose && joiningLetter(prev) && joiningLetter(next)
+}
+
+// joiningLetter reports a letter or mark of a script where ZWNJ and ZWJ
+// shape text.
+func joiningLetter(r rune) bool {
+	return r > unicode.MaxASCII && unicode.In(r, unicode.L, unicode.M) &&
+		!unicode.In(r, unicode.Latin, unicode.Greek, unicode.Cyrillic, unicode.Common)
+}
+
 func isBidi(r rune) bool {
 	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
@@ -110,7 +180,8 @@ func isBidi(r rune) bool {
 // the default-ignorable code points of Unicode (Other_Default_Ignorable_
 // Code_Point and the format characters among them). ZWNJ and ZWJ
 // (U+200C/200D) and VS16 (U+FE0F) are left out: Persian and Indic text and
-// emoji sequences need them. The Hangul fillers, default-ignorable too, are
+// emoji sequences need them (kindAt flags ZWNJ and ZWJ where they do not
+// join anything, see joins). The Hangul fillers, default-ignorable too, are
 // blanks (isBlank is asked first): most fonts draw them as a wide space.
 func isInvisible(r rune) bool {
 	return r == 0x200b || (r >= 0x2060 && r <= 0x2064) || r == 0xfeff || r == 0x00ad || r == 0x180e ||
@@ -143,13 +214,14 @@ func isBlank(r rune) bool {
 // escapeText returns s with every unsafe character written as an escape
 // (\x1b, \u202e, \U000e0041) and backslashes doubled, so the display form
 // cannot be confused with the text it escapes.
-func escapeText(s string) string {
+func escapeText(s string, prose bool) string {
 	var b strings.Builder
-	for _, r := range s {
+	rs := []rune(s)
+	for i, r := range rs {
 		switch {
 		case r == '\\':
 			b.WriteString(`\\`)
-		case len(textKinds(string(r))) == 0:
+		case kindAt(rs, i, prose) == "":
 			b.WriteRune(r)
 		case r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
@@ -162,13 +234,40 @@ func escapeText(s string) string {
 	return b.String()
 }
 
-// DisplayText is s as a card shows it: s itself when it holds no character
-// a card flags, else its display form (the escaped text of the event's
-// display map). Front ends that build their own text from an event's
-// fields (the ACP titles) use it.
+// DisplayText is s as a card shows a field it runs or touches (a command,
+// a path, an argument): s itself when it holds no character a card flags,
+// else its display form (the escaped text of the event's display map).
+// Front ends that build their own text from an event's fields (the ACP
+// titles) use it.
 func DisplayText(s string) string {
-	if len(textKinds(s)) == 0 {
+	if len(textKinds(s, false)) == 0 {
 		return s
 	}
-	return escapeText(s)
+	return escapeText(s, false)
+}
+
+// DisplayProse is DisplayText for text a card only shows (a question, a
+// plan, a reason, a session's name): a ZWNJ or ZWJ that joins letters of a
+// script that uses them stays.
+func DisplayProse(s string) string {
+	if len(textKinds(s, true)) == 0 {
+		return s
+	}
+	return escapeText(s, true)
+}
+
+// DisplayTexts is DisplayText of several texts shown side by side (the old
+// and new text of a diff): all escaped when one is, so that text only one
+// of them flags does not show as a change of every backslash.
+func DisplayTexts(ss ...string) []string {
+	out := slices.Clone(ss)
+	for _, s := range ss {
+		if len(textKinds(s, false)) > 0 {
+			for i, s := range ss {
+				out[i] = escapeText(s, false)
+			}
+			break
+		}
+	}
+	return out
 }

@@ -97,8 +97,67 @@ func TestCardsFlagBlanks(t *testing.T) {
 		require.NotContains(t, got, string(r), "U+%04X", r)
 		require.Regexp(t, `^a\\(x|u|U)[0-9a-f]+b$`, got, "U+%04X", r)
 	}
-	for _, s := range []string{"echo ok # comment\tx\n", "\ud55c\uae00 \ud14d\uc2a4\ud2b8", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\U0001f468\u200d\U0001f469 \u2764\ufe0f", `a\b`} {
+	for _, s := range []string{"echo ok # comment\tx\n", "\ud55c\uae00 \ud14d\uc2a4\ud2b8", "\U0001f468\u200d\U0001f469 \u2764\ufe0f", `a\b`} {
 		require.Equal(t, s, engine.DisplayText(s), "%q", s)
 	}
+	persian := "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+	require.Equal(t, persian, engine.DisplayProse(persian), "ZWNJ in Persian prose")
 	require.Equal(t, `ok\xa0#\u3164 \\`, engine.DisplayText("ok\u00a0#\u3164 \\"), "backslashes doubled once a text is escaped")
+}
+
+// TestCardsFlagJoiners: a ZWNJ or ZWJ is flagged where it shows as nothing
+// and can hide something: in a command, path or argument unless it joins
+// emoji; in prose unless it joins emoji or letters of a script that uses
+// it (Persian, Indic).
+func TestCardsFlagJoiners(t *testing.T) {
+	for _, c := range []struct{ in, out string }{
+		{"rm -rf foo\u200cbar", `rm -rf foo\u200cbar`},
+		{"cat /etc/pass\u200dwd", `cat /etc/pass\u200dwd`},
+		{"\u200decho", `\u200decho`},
+		{"echo\u200c", `echo\u200c`},
+		{"\u0645\u06cc\u200c\u062e", "\u0645\u06cc\\u200c\u062e"},                                    // Persian in a path is flagged
+		{"a \U0001f468\u200d x", "a \U0001f468\\u200d x"},                                            // a ZWJ after an emoji, before a space
+		{"\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f468\u200d\U0001f469\u200d\U0001f467"}, // family
+		{"\U0001f3f3\ufe0f\u200d\U0001f308", "\U0001f3f3\ufe0f\u200d\U0001f308"},                     // rainbow flag
+		{"\U0001f469\U0001f3fd\u200d\U0001f4bb", "\U0001f469\U0001f3fd\u200d\U0001f4bb"},             // skin tone, then ZWJ
+		{"\U0001f468\u200c\U0001f469", "\U0001f468\\u200c\U0001f469"},                                // ZWNJ never joins emoji
+	} {
+		require.Equal(t, c.out, engine.DisplayText(c.in), "%q", c.in)
+	}
+	for _, c := range []struct{ in, out string }{
+		{"delete foo\u200cbar?", `delete foo\u200cbar?`},
+		{"\u043f\u0440\u0438\u200d\u0432\u0435\u0442", "\u043f\u0440\u0438\\u200d\u0432\u0435\u0442"}, // Cyrillic
+		{"ok \u200d", `ok \u200d`},
+		{"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"}, // Persian
+		{"\u0915\u094d\u200d\u0937", "\u0915\u094d\u200d\u0937"},                                                 // Devanagari half form
+		{"\U0001f468\u200d\U0001f469", "\U0001f468\u200d\U0001f469"},
+	} {
+		require.Equal(t, c.out, engine.DisplayProse(c.in), "%q", c.in)
+	}
+	require.Equal(t, []string{`a\\b`, `a\\b\u200c`}, engine.DisplayTexts(`a\b`, "a\\b\u200c"), "both escaped when one is")
+	require.Equal(t, []string{`a\b`, "\U0001f468\u200d\U0001f469"}, engine.DisplayTexts(`a\b`, "\U0001f468\u200d\U0001f469"))
+
+	// On the events: an argument and a command are checked strictly, a
+	// question as prose.
+	args, _ := json.Marshal(map[string]any{"x": "rm -rf build\u200c/"})
+	question, _ := json.Marshal(map[string]any{"question": "remove build\u200d?", "options": []string{"\u0645\u06cc\u200c\u062e", "\U0001f468\u200d\U0001f469"}})
+	r := newRig(t, permission.ModeInteractive, nil,
+		scripted.Response{ToolCalls: []llm.ToolCall{call("c1", "danger", string(args))}},
+		scripted.Response{ToolCalls: []llm.ToolCall{call("q1", "ask_user", string(question))}},
+		scripted.Response{Text: "ok"})
+	interact.RegisterAskTool(r.reg, r.eng.Interactor())
+	r.eng.SetInteractor(&fakeHandlers{})
+	r.eng.SetApprover(func(context.Context, permission.Request) (permission.Outcome, error) {
+		return permission.OutcomeDeny, nil
+	})
+	evs := collect(r.eng.Run(context.Background(), engine.Turn{Input: engine.Input{Text: "go"}}))
+	require.Equal(t, protocol.TurnCompleted, last(evs).Status)
+	perms := find[protocol.PermissionRequiredData](evs)
+	require.Len(t, perms, 1)
+	require.Equal(t, []protocol.TextWarning{{Field: "arguments.x", Kind: protocol.WarnInvisible}}, perms[0].Warnings)
+	require.Equal(t, `rm -rf build\u200c/`, perms[0].Display["arguments.x"])
+	q := find[protocol.AskUserQuestionData](evs)
+	require.Len(t, q, 1)
+	require.Equal(t, []protocol.TextWarning{{Field: "question", Kind: protocol.WarnInvisible}}, q[0].Warnings)
+	require.Equal(t, map[string]string{"question": `remove build\u200d?`}, q[0].Display)
 }

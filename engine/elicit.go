@@ -32,7 +32,7 @@ func (x interactor) Elicit(ctx context.Context, el tools.Elicitation) (tools.Eli
 	requestID := newID("elicit_")
 	var c cardCheck
 	c.text("server", el.Server)
-	c.text("message", el.Message)
+	c.prose("message", el.Message)
 	c.text("url", el.URL)
 	d := protocol.ElicitationRequestedData{
 		TaskID: ci.t.taskID, ReqID: ci.callID, RequestID: requestID,

@@ -47,9 +47,9 @@ func (x interactor) AskUser(ctx context.Context, callID string, q tools.Question
 			opts = []string{}
 		}
 		var c cardCheck
-		c.text("question", q.Question)
+		c.prose("question", q.Question)
 		for i, o := range opts {
-			c.text(fmt.Sprintf("options[%d]", i), o)
+			c.prose(fmt.Sprintf("options[%d]", i), o)
 		}
 		return Event{protocol.EventAskUserQuestion, protocol.AskUserQuestionData{TaskID: taskID, ReqID: callID, RequestID: rid, Question: q.Question, Options: opts, AllowText: q.AllowText, Multi: q.Multi, Warnings: c.warnings, Display: c.display}}
 	})
@@ -63,7 +63,7 @@ func (x interactor) AskUser(ctx context.Context, callID string, q tools.Question
 func (x interactor) ProposePlan(ctx context.Context, callID string, p tools.Plan) (tools.PlanAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		var c cardCheck
-		c.text("plan", p.Plan)
+		c.prose("plan", p.Plan)
 		return Event{protocol.EventPlanProposed, protocol.PlanProposedData{TaskID: taskID, ReqID: callID, RequestID: rid, Plan: p.Plan, Warnings: c.warnings, Display: c.display}}
 	})
 	if err != nil {
@@ -76,7 +76,7 @@ func (x interactor) ProposePlan(ctx context.Context, callID string, p tools.Plan
 func (x interactor) RequestDirectory(ctx context.Context, callID string, d tools.DirRequest) (tools.DirAnswer, error) {
 	h, ctx, err := x.prepare(ctx, func(taskID, rid string) Event {
 		var c cardCheck
-		c.text("reason", d.Reason)
+		c.prose("reason", d.Reason)
 		c.text("path", d.Path)
 		c.text("requestedPath", d.RequestedPath)
 		c.text("link", d.Link)

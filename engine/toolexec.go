@@ -173,7 +173,7 @@ func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, 
 	var c cardCheck
 	c.text("name", tg.Spec.Name)
 	c.value("arguments", tg.Args.Map)
-	c.text("reason", st.decision.Reason)
+	c.prose("reason", st.decision.Reason)
 	c.text("command", cmd)
 	diff := t.cardDiff(tg)
 	c.diff(diff)

@@ -451,7 +451,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			for _, ss := range list.Sessions {
 				info := sdk.SessionInfo{SessionId: sdk.SessionId(ss.SessionID), Cwd: pr.Path, UpdatedAt: sdk.Ptr(ss.UpdatedAt.UTC().Format(time.RFC3339))}
 				if ss.Title != "" {
-					info.Title = sdk.Ptr(ss.Title)
+					info.Title = sdk.Ptr(sessionTitle(ss.Title))
 				}
 				rows = append(rows, row{info, ss.UpdatedAt})
 			}
@@ -553,7 +553,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		}
 		tx := cardTextOf(s.lang)
 		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(tx.approvePlan, d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindSwitchMode),
-			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Plan))))}
+			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayProse(d.Plan))))}
 		req.Options = yesNoOptions(tx.approvePlan, tx.rejectPlan)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
@@ -573,7 +573,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 		title := oneLine(engine.DisplayText(fmt.Sprintf(tx.grantAccess, access, d.Path)))
 		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(title, d.Warnings)),
 			Kind: sdk.Ptr(sdk.ToolKindOther), Status: sdk.Ptr(sdk.ToolCallStatusPending), Locations: []sdk.ToolCallLocation{{Path: d.Path}},
-			Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayText(d.Reason))))}
+			Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(engine.DisplayProse(d.Reason))))}
 		req.Options = yesNoOptions(tx.grant, tx.refuse)
 		out, err := a.conn.RequestPermission(ctx, req)
 		if err != nil {
@@ -589,7 +589,7 @@ func (a *Agent) askNow(ctx context.Context, s *session, typ string, raw json.Raw
 			return protocol.QuestionResponse{Answer: noAnswer}, d.RequestID, nil
 		}
 		// The title is the question's first line; the content has all of it.
-		question := engine.DisplayText(d.Question)
+		question := engine.DisplayProse(d.Question)
 		req.ToolCall = sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(d.ReqID), Title: sdk.Ptr(flagTitle(oneLine(question), d.Warnings)), Kind: sdk.Ptr(sdk.ToolKindOther),
 			Status: sdk.Ptr(sdk.ToolCallStatusPending), Content: append(warningContent(d.Warnings), sdk.ToolContent(sdk.TextBlock(question)))}
 		req.Options = questionOptions(d)

@@ -132,7 +132,7 @@ func allowed(out sdk.RequestPermissionOutcome) bool {
 func questionOptions(q protocol.AskUserQuestionData) []sdk.PermissionOption {
 	opts := make([]sdk.PermissionOption, 0, len(q.Options)+1)
 	for i, o := range q.Options {
-		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer_%d", i)), Name: oneLine(engine.DisplayText(o)), Kind: sdk.PermissionOptionKindAllowOnce})
+		opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer_%d", i)), Name: oneLine(engine.DisplayProse(o)), Kind: sdk.PermissionOptionKindAllowOnce})
 	}
 	return append(opts, sdk.PermissionOption{OptionId: optRejectOnce, Name: "Don't answer", Kind: sdk.PermissionOptionKindRejectOnce})
 }

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -84,7 +85,10 @@ func TestFlaggedRequests(t *testing.T) {
 	require.Equal(t, "⚠ `arguments.content` holds blanks that are not spaces to a shell (shown escaped).\n"+
 		"⚠ `arguments.path` holds bidi overrides that reorder how text shows and invisible characters (shown escaped).",
 		u.Content[0].Content.Content.Text.Text)
-	require.NotNil(t, u.Content[1].Diff, "the diff follows")
+	require.Equal(t, "⚠ the diff's path and text hold characters a card flags (shown escaped).", u.Content[1].Content.Content.Text.Text)
+	require.NotNil(t, u.Content[2].Diff, "the diff follows")
+	require.True(t, strings.HasSuffix(u.Content[2].Diff.Path, `a\u202e.txt`), "the diff's path is escaped: %q", u.Content[2].Diff.Path)
+	require.Equal(t, `x\u3164y`, u.Content[2].Diff.NewText)
 
 	d.Warnings = nil
 	d.Arguments = map[string]any{"path": "a.txt", "content": "x"}

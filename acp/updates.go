@@ -115,7 +115,7 @@ func (t *translator) updates(ev protocol.SessionEvent, history bool) ([]sdk.Sess
 		if err := json.Unmarshal(ev.Data, &d); err != nil || d.Name == "" {
 			return nil, err
 		}
-		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(d.Name)}}}, nil
+		return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(sessionTitle(d.Name))}}}, nil
 	case protocol.EventUsage:
 		return usageUpdates(ev.Data) // usage.go
 	case protocol.EventError:
@@ -336,7 +336,8 @@ func (t *translator) locations(args map[string]any) []sdk.ToolCallLocation {
 
 // diff is the diff content of an edit: write_file against the file on disk
 // (read through the project's os.Root, so nothing outside it is shown),
-// replace_in_file as old → new text.
+// replace_in_file as old → new text. The editor renders it as the card, so
+// its path and texts are in their display form (diffContent).
 func (t *translator) diff(name string, args map[string]any) []sdk.ToolCallContent {
 	p, _ := args["path"].(string)
 	if p == "" {
@@ -349,18 +350,61 @@ func (t *translator) diff(name string, args map[string]any) []sdk.ToolCallConten
 			return nil
 		}
 		if old, ok := t.readOld(p); ok {
-			return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), content, old)}
+			return diffContent(t.abs(p), content, &old)
 		}
-		return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), content)}
+		return diffContent(t.abs(p), content, nil)
 	case "replace_in_file":
 		oldS, ok1 := args["old_string"].(string)
 		newS, ok2 := args["new_string"].(string)
 		if !ok1 || !ok2 {
 			return nil
 		}
-		return []sdk.ToolCallContent{sdk.ToolDiffContent(t.abs(p), newS, oldS)}
+		return diffContent(t.abs(p), newS, &oldS)
 	}
 	return nil
+}
+
+// diffContent is a diff as a card shows it: the characters a card flags
+// escaped (engine.DisplayText) in the path, and in both texts when one of
+// them holds any (engine.DisplayTexts: an escaped backslash is then not a
+// change), and a first content block that says what the diff holds, as
+// warningContent does for a permission request's fields.
+func diffContent(path, newText string, oldText *string) []sdk.ToolCallContent {
+	texts := []string{newText}
+	if oldText != nil {
+		texts = append(texts, *oldText)
+	}
+	shown := engine.DisplayTexts(texts...)
+	var out []sdk.ToolCallContent
+	var flagged []string
+	if dp := engine.DisplayText(path); dp != path {
+		flagged = append(flagged, "path")
+		path = dp
+	}
+	if shown[0] != texts[0] || (len(texts) > 1 && shown[1] != texts[1]) {
+		flagged = append(flagged, "text")
+	}
+	if len(flagged) > 0 {
+		verb := "holds"
+		if len(flagged) > 1 {
+			verb = "hold"
+		}
+		out = append(out, sdk.ToolContent(sdk.TextBlock(fmt.Sprintf("⚠ the diff's %s %s characters a card flags (shown escaped).", strings.Join(flagged, " and "), verb))))
+	}
+	if oldText != nil {
+		return append(out, sdk.ToolDiffContent(path, shown[0], shown[1]))
+	}
+	return append(out, sdk.ToolDiffContent(path, shown[0]))
+}
+
+// sessionTitle is a session's name as the editor shows it: the characters
+// a card flags escaped (engine.DisplayProse) and marked ⚠, on one line.
+func sessionTitle(name string) string {
+	shown := engine.DisplayProse(name)
+	if shown != name {
+		return "⚠ " + oneLine(shown)
+	}
+	return oneLine(shown)
 }
 
 // readOld reads a file inside the project for an edit's diff.

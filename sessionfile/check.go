@@ -21,7 +21,9 @@ import (
 // attachmentName is the form of the names the sidecar gives attachment
 // files (<unixms>-<index>-<sanitized name>, tools/media): no separator, no
 // dot-dot, no NUL, no device name, nothing a file system reads as a path.
-var attachmentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,6}-[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`) })
+var attachmentName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,6}-[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+})
 
 // validAttachmentName reports whether name may name a file under
 // attachments/.

@@ -321,7 +321,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	var started protocol.TurnResult
 	params := protocol.TurnStartParams{SessionID: s.id, Text: text, Attachments: atts}
-	if err := a.call(ctx, "turn.start", params, &started); err != nil {
+	// turn.start is not cancelled with the prompt: a session/cancel that
+	// lands while it is in flight (the turn may already be asking for an
+	// approval) must stop the turn that started, below, not leave it
+	// running behind an error.
+	if err := a.call(context.WithoutCancel(ctx), "turn.start", params, &started); err != nil {
 		return sdk.PromptResponse{}, wireError(err)
 	}
 	ended := s.wait(started.TurnID)

@@ -21,16 +21,18 @@ import (
 // attachmentName is the form of the names the sidecar gives attachment
 // files (<unixms>-<index>-<sanitized name>, tools/media): no separator, no
 // dot-dot, no NUL, no device name, nothing a file system reads as a path.
-var attachmentName = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,6}-[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+var attachmentName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,6}-[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+})
 
 // validAttachmentName reports whether name may name a file under
 // attachments/.
 func validAttachmentName(name string) bool {
-	return attachmentName.MatchString(name) && !strings.HasSuffix(name, ".")
+	return attachmentName().MatchString(name) && !strings.HasSuffix(name, ".")
 }
 
 // turnIDPattern is what a turn id of an event may be.
-var turnIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var turnIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`) })
 
 var knownEventTypes = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
@@ -55,7 +57,7 @@ func checkEvent(n int64, e Event) error {
 	if !knownEventTypes()[e.Type] {
 		return fmt.Errorf("unknown event type %s", quote(e.Type))
 	}
-	if e.TurnID != "" && !turnIDPattern.MatchString(e.TurnID) {
+	if e.TurnID != "" && !turnIDPattern().MatchString(e.TurnID) {
 		return fmt.Errorf("bad turnId %s", quote(e.TurnID))
 	}
 	if e.Time.Before(earliest) || e.Time.After(latest) {
@@ -149,14 +151,14 @@ func checkAttachments(as []Attachment, lim Limits) error {
 		if total > lim.AttachmentsBytes {
 			return fmt.Errorf("%w: attachments of more than %d bytes together", ErrTooLarge, lim.AttachmentsBytes)
 		}
-		if !sha256Hex.MatchString(a.SHA256) {
+		if !sha256Hex().MatchString(a.SHA256) {
 			return fmt.Errorf("%w: attachment %s: sha256 is not 64 lowercase hex digits", ErrInvalid, a.Name)
 		}
 	}
 	return nil
 }
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256Hex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // isObject reports whether b is one JSON object.
 func isObject(b []byte) bool {

@@ -100,7 +100,7 @@ func TestAdditiveFramesPassAClient(t *testing.T) {
 			r, _ := m["result"].(map[string]any)
 			reqs, _ := r["pendingRequests"].([]any)
 			for _, req := range reqs {
-				req.(map[string]any)["kind"] = "elicitation"
+				req.(map[string]any)["kind"] = "future_kind"
 			}
 			pending += len(reqs)
 			return len(reqs) > 0

@@ -54,8 +54,9 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 		h.mu.Unlock()
 	}()
 	// An answer given before the waiter was registered is in the store.
-	if p, err := st.Request(ctx, requestID); err == nil && p.Answered && p.Response != nil {
-		return p.Response, nil
+	req, err := st.Request(ctx, requestID)
+	if err == nil && req.Answered && req.Response != nil {
+		return req.Response, nil
 	}
 	var expire <-chan time.Time
 	if timed && timeout > 0 {
@@ -69,10 +70,16 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-expire:
-		note := fmt.Sprintf("denied: no answer within the session's approval timeout of %s", timeout)
+		note := fmt.Sprintf("no answer within the session's approval timeout of %s: the call was not run", timeout)
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		p, err := st.AnswerRequest(wctx, h.id, requestID, denyResponse, note)
+		if err != nil { // the request is the one the event stored: read it again
+			if req, err = st.Request(wctx, requestID); err != nil {
+				return nil, fmt.Errorf("approval timeout: %w", err)
+			}
+		}
+		// The deny and its request_resolved {timeout}: one transaction.
+		err = h.answerResolved(wctx, req, denyResponse, note, protocol.OutcomeTimeout)
 		if errors.Is(err, store.ErrAlreadyAnswered) {
 			// Answered in the meantime: the first answer wins.
 			select {
@@ -88,8 +95,8 @@ func (h *Session) await(ctx context.Context, requestID, callID string, timed boo
 			return nil, fmt.Errorf("approval timeout: %w", err)
 		}
 		h.s.log.Info("approval timed out", "session", h.id, "request", requestID, "timeout", timeout)
-		h.recordResolved(p.TurnID, requestID, p.Kind, protocol.OutcomeTimeout)
-		return p.Response, nil
+		engine.NoteTimeout(ctx, timeout) // the model reads no answer, not a denial
+		return denyResponse, nil
 	}
 }
 
@@ -237,6 +244,39 @@ func resolvedEvent(turnID, requestID, kind, outcome string) engine.Event {
 func closedResolved(turnID, requestID, kind string) (string, json.RawMessage) {
 	b, _ := json.Marshal(protocol.RequestResolvedData{TaskID: turnID, RequestID: requestID, Kind: kind, Outcome: protocol.OutcomeTurnEnded}) // strings only
 	return string(protocol.EventRequestResolved), b
+}
+
+// answerResolved stores the answer to request p and its request_resolved
+// {outcome} in one transaction, so a crash never keeps an answered request
+// without the event that closes its card. It returns once both are
+// committed and the event went to the subscribers (before the answer is
+// delivered: the event precedes what the answer causes). An unknown or
+// already answered request is ErrNotFound or ErrAlreadyAnswered and
+// nothing is stored.
+func (h *Session) answerResolved(ctx context.Context, p store.PendingRequest, resp json.RawMessage, note, outcome string) error {
+	in, err := durableInput(resolvedEvent(p.TurnID, p.RequestID, p.Kind, outcome), nil, "")
+	if err != nil {
+		return err
+	}
+	in.TurnID = p.TurnID
+	in.Answer = &store.Answer{RequestID: p.RequestID, Response: resp, Note: note}
+	done := make(chan error, 1)
+	h.deltas.cut()
+	h.s.opts.Store.Enqueue(h.id, in, func(ev store.Event, err error) {
+		if err == nil {
+			h.broadcast(ev)
+		}
+		select {
+		case done <- err:
+		default:
+		}
+	})
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // recordResolved records the request_resolved event of a request this

@@ -65,14 +65,14 @@ func (h *Session) closeElicitation(ctx context.Context, requestID string) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	p, err := h.s.opts.Store.AnswerRequest(wctx, h.id, requestID, cancelResponse, note)
-	if err != nil {
-		if !errors.Is(err, store.ErrAlreadyAnswered) {
-			h.s.log.Warn("close elicitation", "session", h.id, "request", requestID, "err", err)
-		}
-		return
+	p, err := h.s.opts.Store.Request(wctx, requestID)
+	if err == nil {
+		// The cancel and its request_resolved: one transaction.
+		err = h.answerResolved(wctx, p, cancelResponse, note, outcome)
 	}
-	h.recordResolved(p.TurnID, requestID, p.Kind, outcome)
+	if err != nil && !errors.Is(err, store.ErrAlreadyAnswered) {
+		h.s.log.Warn("close elicitation", "session", h.id, "request", requestID, "err", err)
+	}
 }
 
 // closeElicitationsAtStart closes the elicitations of a session that a dead
@@ -88,18 +88,17 @@ func closeElicitationsAtStart(ctx context.Context, st *store.Store, sessionID st
 		if p.Kind != store.KindElicitation {
 			continue
 		}
-		if _, err := st.AnswerRequest(ctx, sessionID, p.RequestID, cancelResponse, "the MCP server's call ended with the previous sidecar process"); err != nil {
-			if errors.Is(err, store.ErrAlreadyAnswered) {
-				continue
-			}
-			return err
-		}
 		in, err := durableInput(resolvedEvent(p.TurnID, p.RequestID, p.Kind, protocol.OutcomeTurnEnded), nil, "")
 		if err != nil {
 			return err
 		}
 		in.TurnID, in.Time = p.TurnID, now
+		// The cancel and its request_resolved: one transaction.
+		in.Answer = &store.Answer{RequestID: p.RequestID, Response: cancelResponse, Note: "the MCP server's call ended with the previous sidecar process"}
 		if _, err := st.Append(ctx, sessionID, in); err != nil {
+			if errors.Is(err, store.ErrAlreadyAnswered) {
+				continue
+			}
 			return err
 		}
 	}

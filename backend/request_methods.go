@@ -24,12 +24,12 @@ func (b *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	if err != nil {
 		return protocol.RequestRespondResult{}, err
 	}
-	if _, err := st.AnswerRequest(ctx, p.SessionID, p.RequestID, p.Response, ""); err != nil {
-		return protocol.RequestRespondResult{}, err
-	}
-	// Recorded before the turn continues, so it precedes what the answer
+	// The answer and its request_resolved are stored in one transaction,
+	// before the turn continues, so the event precedes what the answer
 	// causes.
-	h.recordResolved(req.TurnID, p.RequestID, req.Kind, resolvedOutcome(req.Kind, p.Response))
+	if err := h.answerResolved(ctx, req, p.Response, "", resolvedOutcome(req.Kind, p.Response)); err != nil {
+		return protocol.RequestRespondResult{}, fmt.Errorf("answer request: %w", err)
+	}
 	callID := req.ToolCallID
 	if req.Kind == store.KindElicitation {
 		callID = "" // its answer goes to the waiting MCP call only (elicitation.go)

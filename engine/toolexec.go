@@ -131,7 +131,7 @@ func (t *turn) runSerial(st *callState) {
 		return
 	}
 	if d.NeedsUser {
-		outcome, note, err := t.approve(st)
+		outcome, why, err := t.approve(st)
 		if t.stopped() {
 			t.finish(st, protocol.ToolInterrupted, "", nil)
 			return
@@ -142,9 +142,16 @@ func (t *turn) runSerial(st *callState) {
 			return
 		}
 		if outcome == permission.OutcomeDeny {
+			if why.timeout > 0 {
+				// Nobody answered: the model must not read it as the
+				// user's refusal (it could ask again later).
+				msg := fmt.Sprintf("no answer came within the session's approval timeout of %s, so this tool call was not run (the user did not deny it)", why.timeout)
+				t.finish(st, protocol.ToolDenied, "no answer within the approval timeout", errorJSON(msg, "approval_timeout"))
+				return
+			}
 			msg := "the user denied this tool call"
-			if note != "" {
-				msg += ", with this note: " + note
+			if why.note != "" {
+				msg += ", with this note: " + why.note
 			}
 			t.finish(st, protocol.ToolDenied, "denied by the user", errorJSON(msg, "denied"))
 			return
@@ -156,9 +163,16 @@ func (t *turn) runSerial(st *callState) {
 	}
 }
 
-// approve emits permission_required and waits for the approver; note is
-// the user's reason for a deny (NoteDenial).
-func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, err error) {
+// denial is why an approval was denied: the user's note (NoteDenial), or
+// the approval timeout that passed with no answer (NoteTimeout).
+type denial struct {
+	note    string
+	timeout time.Duration
+}
+
+// approve emits permission_required and waits for the approver; why says
+// why a deny was given.
+func (t *turn) approve(st *callState) (outcome permission.Outcome, why denial, err error) {
 	e := t.e
 	requestID := newID("perm_")
 	tg := st.target // the card shows, and a grant covers, the real tool
@@ -178,7 +192,7 @@ func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, 
 	diff := t.cardDiff(tg)
 	c.diff(diff)
 	if !t.emit(Event{protocol.EventPermissionRequired, protocol.PermissionRequiredData{TaskID: t.taskID, ReqID: st.call.ID, RequestID: requestID, Name: tg.Spec.Name, Arguments: tg.Args.Map, Reason: st.decision.Reason, Category: meta.Category, RiskLevel: string(meta.RiskLevel), Command: cmd, AlwaysCommand: cmd != "", AlwaysCommandNote: whyNot, ToolGrant: tg.Spec.GrantName(), Via: tg.Via, Diff: diff, Warnings: c.warnings, Display: c.display}}) {
-		return permission.OutcomeDeny, "", context.Canceled
+		return permission.OutcomeDeny, denial{}, context.Canceled
 	}
 	e.mu.Lock()
 	approver := e.approver
@@ -190,14 +204,14 @@ func (t *turn) approve(st *callState) (outcome permission.Outcome, note string, 
 	ci := &callInfo{t: t, callID: st.call.ID, requestID: requestID}
 	outcome, err = approver(context.WithValue(t.ctx, turnKey{}, ci), req)
 	if err != nil {
-		return permission.OutcomeDeny, "", err
+		return permission.OutcomeDeny, denial{}, err
 	}
 	if outcome != permission.OutcomeDeny {
 		e.permissions.Record(req, outcome)
 		st.userApproved = byUser
-		return outcome, "", nil
+		return outcome, denial{}, nil
 	}
-	return outcome, ci.denyNote, nil
+	return outcome, denial{note: ci.denyNote, timeout: ci.timeout}, nil
 }
 
 // startCall emits the call's tool_started, makes its start durable in the

@@ -138,7 +138,8 @@ type callInfo struct {
 	t         *turn
 	callID    string
 	requestID string
-	denyNote  string // set by NoteDenial while the approver runs
+	denyNote  string        // set by NoteDenial while the approver runs
+	timeout   time.Duration // set by NoteTimeout while the approver runs
 }
 
 func newID(prefix string) string {
@@ -286,6 +287,17 @@ func RequestID(ctx context.Context) string {
 func NoteDenial(ctx context.Context, note string) {
 	if ci, ok := ctx.Value(turnKey{}).(*callInfo); ok && ci.requestID != "" {
 		ci.denyNote = note
+	}
+}
+
+// NoteTimeout records that the approval whose approver got ctx was denied
+// because nobody answered it within d: the result the model gets says so
+// (not that the user denied it). The approver calls it before it returns
+// OutcomeDeny, on the goroutine it was called on; with another context or
+// d <= 0 it does nothing.
+func NoteTimeout(ctx context.Context, d time.Duration) {
+	if ci, ok := ctx.Value(turnKey{}).(*callInfo); ok && ci.requestID != "" && d > 0 {
+		ci.timeout = d
 	}
 }
 

@@ -34,6 +34,13 @@ type EventInput struct {
 	// it closes records (before this event, in its transaction, with its
 	// TurnID and time).
 	Resolved func(turnID, requestID, kind string) (typ string, data json.RawMessage)
+	// Answer, when set, answers a pending request of the session in the
+	// same transaction, before the event is stored (the event is the
+	// answer's record, e.g. its request_resolved): a crash never keeps one
+	// without the other. It must be the first event of its Append; when the
+	// request is unknown (ErrNotFound) or already answered
+	// (ErrAlreadyAnswered) neither is stored.
+	Answer *Answer
 	// CountTask adds one to the session's task count in the same
 	// transaction.
 	CountTask bool
@@ -157,6 +164,13 @@ func prepareEventWith(in EventInput, cache *historyCache, sessionID string) (pre
 			return preparedEvent{}, fmt.Errorf("%w: pending request payload is not JSON", ErrInvalid)
 		}
 	}
+	if in.Answer != nil {
+		a := *in.Answer
+		if err := a.prepare(); err != nil {
+			return preparedEvent{}, err
+		}
+		in.Answer = &a
+	}
 	if in.Time.IsZero() {
 		in.Time = time.Now()
 	}
@@ -254,6 +268,14 @@ func (t *wtx) appendEvents(sessionID string, evs []preparedEvent) ([]Event, erro
 	out := make([]Event, 0, len(evs))
 	for i := range evs {
 		e := &evs[i]
+		if e.Answer != nil {
+			if i > 0 {
+				return nil, fmt.Errorf("%w: an answer in event %d of an append (only the first may answer)", ErrInvalid, i)
+			}
+			if _, err := t.answer(sessionID, *e.Answer); err != nil {
+				return nil, err // a refusal: nothing of this op is written
+			}
+		}
 		if e.ClosePending && e.Resolved != nil {
 			res, err := t.resolvedEvents(sessionID, st, e)
 			if err != nil {

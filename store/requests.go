@@ -91,40 +91,69 @@ func (s *Store) Request(ctx context.Context, requestID string) (PendingRequest, 
 
 // AnswerRequest records the answer to a pending request of sessionID. The
 // first answer wins: a request of another session or an unknown id is
-// ErrNotFound, an answered or closed one ErrAlreadyAnswered.
+// ErrNotFound, an answered or closed one ErrAlreadyAnswered. To record an
+// event with the answer, in its transaction, append it with
+// EventInput.Answer instead.
 func (s *Store) AnswerRequest(ctx context.Context, sessionID, requestID string, response json.RawMessage, note string) (PendingRequest, error) {
-	if len(response) == 0 {
-		response = json.RawMessage("null")
-	}
-	if !json.Valid(response) {
-		return PendingRequest{}, fmt.Errorf("answer request: %w: response is not JSON", ErrInvalid)
+	a := Answer{RequestID: requestID, Response: response, Note: note}
+	if err := a.prepare(); err != nil {
+		return PendingRequest{}, fmt.Errorf("answer request: %w", err)
 	}
 	var out PendingRequest
 	err := s.write(ctx, func(t *wtx) error {
-		p, err := scanRequest(t.queryRow("SELECT "+requestCols+requestFrom+" WHERE r.request_id = ?", requestID))
-		if err != nil {
-			return refuse(notFound(err, "request", requestID))
-		}
-		if p.SessionID != sessionID {
-			return refuse(fmt.Errorf("request %q of session %q: %w", requestID, sessionID, ErrNotFound))
-		}
-		if p.Answered {
-			return refuse(fmt.Errorf("request %q: %w", requestID, ErrAlreadyAnswered))
-		}
-		now := t.nowMS()
-		if _, err := t.exec(`UPDATE pending_requests SET answered = 1, response = ?, answered_at = ?,
-			answer_note = ? WHERE request_id = ?`, string(response), now, note, requestID); err != nil {
-			return err
-		}
-		at := fromMS(now)
-		p.Answered, p.Response, p.AnsweredAt, p.AnswerNote = true, response, &at, note
+		p, err := t.answer(sessionID, a)
 		out = p
-		return nil
+		return err
 	})
 	if err != nil {
 		return PendingRequest{}, fmt.Errorf("answer request: %w", err)
 	}
 	return out, nil
+}
+
+// Answer is the answer to a pending request (AnswerRequest,
+// EventInput.Answer).
+type Answer struct {
+	RequestID string
+	Response  json.RawMessage // a JSON value; empty means null
+	Note      string
+}
+
+// prepare checks a and defaults its response.
+func (a *Answer) prepare() error {
+	if a.RequestID == "" {
+		return fmt.Errorf("%w: answer without a request id", ErrInvalid)
+	}
+	if len(a.Response) == 0 {
+		a.Response = json.RawMessage("null")
+	}
+	if !json.Valid(a.Response) {
+		return fmt.Errorf("%w: response is not JSON", ErrInvalid)
+	}
+	return nil
+}
+
+// answer stores a in the transaction. Its errors are refusals (nothing is
+// written when it fails).
+func (t *wtx) answer(sessionID string, a Answer) (PendingRequest, error) {
+	p, err := scanRequest(t.queryRow("SELECT "+requestCols+requestFrom+" WHERE r.request_id = ?", a.RequestID))
+	if err != nil {
+		return PendingRequest{}, refuse(notFound(err, "request", a.RequestID))
+	}
+	if p.SessionID != sessionID {
+		return PendingRequest{}, refuse(fmt.Errorf("request %q of session %q: %w", a.RequestID, sessionID, ErrNotFound))
+	}
+	if p.Answered {
+		return PendingRequest{}, refuse(fmt.Errorf("request %q: %w", a.RequestID, ErrAlreadyAnswered))
+	}
+	now := t.nowMS()
+	if _, err := t.exec(`UPDATE pending_requests SET answered = 1, response = ?, answered_at = ?,
+		answer_note = ? WHERE request_id = ?`, string(a.Response), now, a.Note, a.RequestID); err != nil {
+		return PendingRequest{}, err
+	}
+	at := fromMS(now)
+	p.Answered, p.Response, p.AnsweredAt, p.AnswerNote = true, a.Response, &at, a.Note
+	return p, nil
 }
 
 // CloseRequests closes every unanswered request of a session without an

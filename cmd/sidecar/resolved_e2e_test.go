@@ -161,7 +161,26 @@ func TestE2ERequestResolvedByTimeoutAndInterrupt(t *testing.T) {
 		d := resolvedOf(t, evs)
 		require.Equal(t, rid, d.RequestID)
 		require.Equal(t, protocol.OutcomeTimeout, d.Outcome)
+		// Neither the card nor the model reads a timeout as the user's deny.
+		fin := dataOf(t, ofType(evs, "tool_finished")[0])
+		require.Equal(t, "denied", fin["status"])
+		require.Equal(t, "no answer within the approval timeout", fin["reason"])
 	}
+	results := toolResults(t, e.c, e.sid)
+	require.Len(t, results, 1)
+	var res struct {
+		Error     string `json:"error"`
+		ErrorType string `json:"error_type"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(results[0]), &res), results[0])
+	require.Equal(t, "approval_timeout", res.ErrorType)
+	require.Contains(t, res.Error, "no answer came within the session's approval timeout of 200ms, so this tool call was not run")
+	require.NotContains(t, res.Error, "the user denied")
+	var reqs struct {
+		PendingRequests []client.PendingRequest `json:"pendingRequests"`
+	}
+	require.NoError(t, e.c.Call(tctx(t), "session.get", map[string]string{"sessionId": e.sid}, &reqs))
+	require.Empty(t, reqs.PendingRequests)
 
 	// A question (never timed out) left open by an interrupt.
 	_, err = e.c.StartTurn(tctx(t), e.sid, "ask")

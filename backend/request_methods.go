@@ -26,8 +26,10 @@ func (b *Backend) Respond(ctx context.Context, p protocol.RequestRespondParams) 
 	}
 	// The answer and its request_resolved are stored in one transaction,
 	// before the turn continues, so the event precedes what the answer
-	// causes.
-	if err := h.answerResolved(ctx, req, p.Response, "", resolvedOutcome(req.Kind, p.Response)); err != nil {
+	// causes. It is not cancelled with the call: a window that goes away
+	// while the answer is stored must not leave it stored but never handed
+	// to the turn that waits for it.
+	if err := h.answerResolved(context.WithoutCancel(ctx), req, p.Response, "", resolvedOutcome(req.Kind, p.Response)); err != nil {
 		return protocol.RequestRespondResult{}, fmt.Errorf("answer request: %w", err)
 	}
 	callID := req.ToolCallID

@@ -381,10 +381,12 @@ func importedVCSMode(raw json.RawMessage) (vcs.Mode, error) {
 }
 
 // lastTurnMark is the mark of an imported session's last finished turn (a
-// turn_end whose turn has a turn_start): the imported history, of n
-// messages, is that turn's (a session at rest stores its last turn's
-// history), so session.fork can fork it. Earlier turns get none: where
-// their history ended is not in the file. Nil when no turn finished.
+// turn_end whose turn has a turn_start), less the turns a session_rewound
+// dropped: the imported history, of n messages, is that turn's (a session
+// at rest stores its last turn's history, and a rewind cuts it back to
+// just before the first dropped turn), so session.fork can fork it.
+// Earlier turns get none: where their history ended is not in the file.
+// Nil when no turn finished.
 func lastTurnMark(evs []store.Event, n int) *store.TurnMark {
 	started := map[string]bool{}
 	for _, e := range evs {
@@ -392,10 +394,17 @@ func lastTurnMark(evs []store.Event, n int) *store.TurnMark {
 			started[e.TurnID] = true
 		}
 	}
+	live := map[string]bool{}
+	for _, t := range liveTurns(evs) {
+		live[t.TurnID] = true
+	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		e := evs[i]
 		if e.Type != string(protocol.EventTurnEnd) || e.TurnID == "" {
 			continue
+		}
+		if started[e.TurnID] && !live[e.TurnID] {
+			continue // dropped by a rewind: the history is no longer its
 		}
 		if !started[e.TurnID] {
 			return nil

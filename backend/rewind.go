@@ -72,6 +72,9 @@ func (b *Backend) SessionRewind(ctx context.Context, p protocol.SessionRewindPar
 	res := plan.result(p.DryRun)
 	var sv *vcs.SessionVCS
 	if p.Files {
+		if err := b.checkCopiedTurns(ctx, h.id, plan.droppedIDs()); err != nil {
+			return protocol.SessionRewindResult{}, err
+		}
 		if sv, err = b.vcsOf(ctx, p.SessionID); err != nil {
 			return protocol.SessionRewindResult{}, err
 		}
@@ -302,6 +305,41 @@ func pickSnapshotTurn(list []vcs.Turn, sessionID, turnID string, dropped []strin
 			vcs.ErrTurnExpired, turnID, first, sessionID)
 	}
 	return first, nil
+}
+
+// checkCopiedTurns refuses a rewind of a fork's files that drops a turn
+// the fork copied from its source: that turn's snapshots are the source
+// session's, the fork has none of them, so its files cannot be brought
+// back (and no snapshot would wrongly read as "changed no file"). The
+// copied turns are those that started before the fork's turn ended (the
+// fork keeps the source's seqs).
+func (b *Backend) checkCopiedTurns(ctx context.Context, sessionID string, dropped []string) error {
+	st := b.opts.Store
+	ss, err := st.Session(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if ss.ForkedFrom == "" {
+		return nil
+	}
+	evs, err := st.EventsOfTypes(ctx, sessionID, string(protocol.EventTurnStart), string(protocol.EventTurnEnd))
+	if err != nil {
+		return err
+	}
+	end := int64(-1) // not found: every turn counts as copied (fail closed)
+	for _, ev := range evs {
+		if ev.Type == string(protocol.EventTurnEnd) && ev.TurnID == ss.ForkedTurn {
+			end = ev.Seq
+			break
+		}
+	}
+	for _, ev := range evs {
+		if ev.Type == string(protocol.EventTurnStart) && (end < 0 || ev.Seq < end) && slices.Contains(dropped, ev.TurnID) {
+			return fmt.Errorf("%w: turn %s came with the fork of session %s: its snapshots are that session's, so this fork's files cannot be rewound to before it; rewind with files: false to rewind only the history",
+				ErrConflict, ev.TurnID, ss.ForkedFrom)
+		}
+	}
+	return nil
 }
 
 // rewindFileError says which turn a restore error is about.

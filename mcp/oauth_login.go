@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -140,7 +141,9 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 	h.SetBaseURL(resourceBase(cfg.URL))
 	fail := func(err error) (string, error) {
 		ln.Close()
-		return "", fmt.Errorf("login %s: %w: %v", name, ErrLoginFailed, err)
+		// Outside text (an error body of the authorization server) is
+		// clipped: it is an RPC error and a log line.
+		return "", fmt.Errorf("login %s: %w: %s", name, ErrLoginFailed, printable(err.Error(), 3*maxReason))
 	}
 	// Before anything is sent to it: the authorization server's endpoints
 	// carry the client secret, the code and the tokens.
@@ -153,7 +156,7 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 	}
 	if set.ClientID == "" {
 		if err := h.RegisterClient(ctx, clientName); err != nil {
-			return fail(fmt.Errorf("dynamic client registration: %v; register a client with the server's authorization server and set oauth.clientId in the server's config", err))
+			return fail(fmt.Errorf("dynamic client registration: %s; register a client with the server's authorization server and set oauth.clientId in the server's config", printable(err.Error(), maxReason)))
 		}
 	}
 	st.entry.ClientID, st.entry.ClientSecret, st.entry.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
@@ -366,7 +369,7 @@ func (l *login) exchange(ctx context.Context, q url.Values) error {
 		if d := q.Get("error_description"); d != "" {
 			msg += ": " + d
 		}
-		return fmt.Errorf("%w: the authorization server refused the sign-in (%s)", ErrLoginFailed, printable(msg, 300))
+		return fmt.Errorf("%w: the authorization server refused the sign-in (%s)", ErrLoginFailed, printable(msg, maxReason))
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -375,7 +378,9 @@ func (l *login) exchange(ctx context.Context, q url.Values) error {
 	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()
 	if err := l.handler.ProcessAuthorizationResponse(ctx, code, q.Get("state"), l.verifier); err != nil {
-		return fmt.Errorf("%w: code exchange: %v", ErrLoginFailed, err)
+		// The token endpoint's error body is in err: clipped, it goes to
+		// lastError (mcp.status), the log and the browser's page.
+		return fmt.Errorf("%w: code exchange: %s", ErrLoginFailed, printable(err.Error(), maxReason))
 	}
 	return nil
 }
@@ -460,7 +465,13 @@ func printable(s string, limit int) string {
 		return r
 	}, s)
 	if len(s) > limit {
+		for limit > 0 && !utf8.RuneStart(s[limit]) {
+			limit--
+		}
 		s = s[:limit] + "…"
 	}
 	return s
 }
+
+// maxReason bounds the outside text in a sign-in's error (bytes).
+const maxReason = 300

@@ -273,6 +273,13 @@ func CheckRequestedSchema(raw json.RawMessage) error {
 	if err := noRefs(top, "requestedSchema"); err != nil {
 		return err
 	}
+	var whole any
+	if err := json.Unmarshal(raw, &whole); err != nil {
+		return fmt.Errorf("%w: the requestedSchema is not JSON", ErrElicitation)
+	}
+	if err := noRefsDeep(whole, "requestedSchema"); err != nil {
+		return err
+	}
 	var props map[string]map[string]json.RawMessage
 	if err := json.Unmarshal(top["properties"], &props); err != nil {
 		return fmt.Errorf("%w: requestedSchema.properties must be an object of schemas", ErrElicitation)
@@ -313,6 +320,45 @@ func noRefs(obj map[string]json.RawMessage, field string) error {
 	for _, k := range refKeys {
 		if _, ok := obj[k]; ok {
 			return fmt.Errorf("%w: %s uses %s (a form's schema is self-contained)", ErrElicitation, field, k)
+		}
+	}
+	return nil
+}
+
+// dataKeys are schema keywords whose values are instances, not schemas.
+var dataKeys = []string{"enum", "const", "default", "examples"}
+
+// noRefsDeep refuses a reference keyword at any depth of a schema (in
+// anyOf, allOf, not, items, additionalProperties, ...): a form's schema is
+// self-contained, and a reference, even a local one, can make it a cycle
+// no answer validates against.
+func noRefsDeep(v any, field string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			switch {
+			case slices.Contains(refKeys, k):
+				return fmt.Errorf("%w: %s uses %s (a form's schema is self-contained)", ErrElicitation, field, k)
+			case slices.Contains(dataKeys, k):
+				continue
+			case k == "properties" || k == "patternProperties" || k == "dependentSchemas":
+				props, _ := sub.(map[string]any)
+				for name, p := range props {
+					if err := noRefsDeep(p, field+"."+k+"."+name); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := noRefsDeep(sub, field+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			if err := noRefsDeep(sub, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

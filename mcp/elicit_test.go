@@ -52,6 +52,7 @@ func TestCheckRequestedSchema(t *testing.T) {
 		`{"type":"object","properties":{"name":{"type":"string","minLength":1,"format":"email"},"n":{"type":"integer","minimum":1},"b":{"type":"boolean","default":true}},"required":["name"]}`,
 		`{"type":"object","properties":{"c":{"type":"string","oneOf":[{"const":"r","title":"Red"}]},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}}}`,
 		`{"type":"object","properties":{}}`,
+		`{"type":"object","properties":{"$ref":{"type":"string","default":"$ref","enum":["$ref"]}}}`, // names and values, not references
 	}
 	for _, s := range ok {
 		require.NoError(t, CheckRequestedSchema(json.RawMessage(s)), s)
@@ -62,7 +63,12 @@ func TestCheckRequestedSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object"}}}}`: "string enum",
 		`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`:              "$ref",
 		`{"type":"object","$defs":{"x":{}},"properties":{}}`:                              "$defs",
-		`{"type":"object","properties":{"a":{"type":"string","minLength":"one"}}}`:        "does not compile",
+		// References at any depth: never fetched, and never a cycle no
+		// answer validates against.
+		`{"type":"object","properties":{"a":{"type":"string","allOf":[{"$ref":"#/properties/a"}]}}}`:      "$ref",
+		`{"type":"object","properties":{"a":{"type":"string","anyOf":[{"$ref":"https://x.example/s"}]}}}`: "$ref",
+		`{"type":"object","properties":{"a":{"type":"string"}},"not":{"$dynamicRef":"#x"}}`:               "$dynamicRef",
+		`{"type":"object","properties":{"a":{"type":"string","minLength":"one"}}}`:                        "does not compile",
 		`[1]`: "not an object",
 	}
 	for s, why := range bad {

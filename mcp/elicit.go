@@ -34,6 +34,8 @@ import (
 //     one tool call in flight on the connection. With none (a server asking
 //     outside a call), or calls of several sessions at once, nobody can be
 //     said to be asked: the server gets decline and the sidecar logs why.
+//     Such requests are asked one at a time: one that comes while another
+//     waits for the user is declined.
 //
 // A form's schema must be MCP's: a flat object of string (format, enum,
 // length), number, integer (minimum, maximum), boolean or string-enum array
@@ -129,6 +131,14 @@ func (h elicitHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (
 			log.Warn("mcp elicitation declined: the tool call has no session to ask", "message", el.Message)
 			return elicitResult(protocol.ElicitationDecline, nil), nil
 		}
+		// One at a time: mcp-go hands each request to its own goroutine,
+		// and a server asking many at once would open a card (and a
+		// stored request) for each.
+		if !h.c.asking.CompareAndSwap(false, true) {
+			log.Warn("mcp elicitation declined: the server is already asking the user", "message", el.Message)
+			return elicitResult(protocol.ElicitationDecline, nil), nil
+		}
+		defer h.c.asking.Store(false)
 		// Wait as long as the call and the server's request both last (the
 		// request's end, e.g. mcp-go's 30 s over streamable HTTP, is the
 		// cause: a deadline reads as a timeout).

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -229,6 +231,40 @@ func TestElicitationEndsWithTheCall(t *testing.T) {
 		b, _ := os.ReadFile(logFile)
 		return strings.Contains(string(b), "elicit_direct action=cancel")
 	})
+}
+
+// TestElicitationFloodAskedOneAtATime: a server that sends many
+// elicitation requests at once during a call has one shown at a time; the
+// ones that come while it waits for the user are declined at once.
+func TestElicitationFloodAskedOneAtATime(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "seen")
+	reg := elicitServer(t, "-elicit-log", logFile)
+	var inFlight, most atomic.Int32
+	f := &fakeElicitor{answer: func(ctx context.Context, _ tools.Elicitation) (tools.ElicitationAnswer, error) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		// Answer once the server has the other seven answers (with the
+		// old code they all wait here: cancel at the deadline).
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		for {
+			b, _ := os.ReadFile(logFile)
+			if strings.Count(string(b), "elicit_flood ") >= 7 {
+				return tools.ElicitationAnswer{Action: "accept", Content: json.RawMessage(`{"name":"Ada"}`)}, nil
+			}
+			select {
+			case <-wctx.Done():
+				return tools.ElicitationAnswer{}, wctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}}
+	got := callWith(t, tctx(t), reg, f, "mcp__el__elicit_flood", `{}`)
+	require.Equal(t, int32(1), most.Load(), "one form at a time")
+	require.Equal(t, 1, f.count())
+	require.Contains(t, got, "action=accept "+strings.Repeat("action=decline ", 6)+"action=decline")
 }
 
 // TestElicitationURLMode: a URL-mode elicitation is shown with its host

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -128,4 +129,89 @@ func TestCheckEndpoint(t *testing.T) {
 	for _, bad := range []string{"http://a.example/t", "http://127.0.0.1.nip.io/t", "javascript:alert(1)", "file:///etc/passwd", "https:///x", "https://u:p@a.example/", "ftp://a.example/", "/relative"} {
 		require.Error(t, checkEndpoint("e", bad), bad)
 	}
+}
+
+// TestOAuthCallbackRefusesForeignRequests: the loopback callback answers
+// only a GET of its path with its own Host: a DNS-rebinding request (the
+// right state, another Host), a POST and a huge query change nothing, and
+// the real answer still signs in.
+func TestOAuthCallbackRefusesForeignRequests(t *testing.T) {
+	as := oauthtest.New(oauthtest.Options{})
+	defer as.Close()
+	m, sec, _ := oauthManager(t, []ServerConfig{{Name: "remote", Type: TypeHTTP, URL: as.URL(), Enabled: true}}, Options{})
+	authURL, err := m.Login(tctx(t), "remote")
+	require.NoError(t, err)
+	au, err := url.Parse(authURL)
+	require.NoError(t, err)
+	state := au.Query().Get("state")
+	redirect := redirectOf(t, authURL)
+	cb, err := url.Parse(redirect)
+	require.NoError(t, err)
+	cb.RawQuery = url.Values{"state": {state}, "code": {"forged"}}.Encode()
+
+	do := func(method, host, target string) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(tctx(t), method, target, nil)
+		require.NoError(t, err)
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusForbidden, do(http.MethodGet, "evil.example:"+cb.Port(), cb.String()), "a rebound name")
+	require.Equal(t, http.StatusForbidden, do(http.MethodGet, "127.0.0.1.evil.example:"+cb.Port(), cb.String()))
+	require.Equal(t, http.StatusMethodNotAllowed, do(http.MethodPost, "", cb.String()))
+	huge := *cb
+	huge.RawQuery = cb.RawQuery + "&pad=" + strings.Repeat("A", 2<<20)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, do(http.MethodGet, "", huge.String()))
+	require.Zero(t, sec.len())
+
+	status, body, err := oauthtest.Browse(tctx(t), authURL)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, status, body)
+	waitFor(t, "connected after sign-in", func() bool { return stateOf(m, "remote").State == StateConnected })
+}
+
+// TestOAuthTwoSignInsAtOnce: sign-ins of two servers run side by side,
+// each on its own callback; neither's answer is taken by the other.
+func TestOAuthTwoSignInsAtOnce(t *testing.T) {
+	a, b := oauthtest.New(oauthtest.Options{}), oauthtest.New(oauthtest.Options{})
+	defer a.Close()
+	defer b.Close()
+	m, sec, _ := oauthManager(t, []ServerConfig{
+		{Name: "a", Type: TypeHTTP, URL: a.URL(), Enabled: true},
+		{Name: "b", Type: TypeHTTP, URL: b.URL(), Enabled: true},
+	}, Options{})
+	urlA, err := m.Login(tctx(t), "a")
+	require.NoError(t, err)
+	urlB, err := m.Login(tctx(t), "b")
+	require.NoError(t, err)
+	require.NotEqual(t, redirectOf(t, urlA), redirectOf(t, urlB))
+	// A's state at B's callback is refused there.
+	ua, _ := url.Parse(urlA)
+	code, err := oauthtest.Callback(tctx(t), redirectOf(t, urlB), url.Values{"state": {ua.Query().Get("state")}, "code": {"x"}})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, code)
+
+	errs := make(chan error, 2)
+	for _, u := range []string{urlA, urlB} {
+		go func() {
+			status, body, err := oauthtest.Browse(tctx(t), u)
+			if err == nil && status != http.StatusOK {
+				err = errors.New(body)
+			}
+			errs <- err
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	waitFor(t, "both connected", func() bool {
+		return stateOf(m, "a").State == StateConnected && stateOf(m, "b").State == StateConnected
+	})
+	require.True(t, a.Accepted(sec.entry(t, "a", a.URL()).Token.AccessToken))
+	require.True(t, b.Accepted(sec.entry(t, "b", b.URL()).Token.AccessToken))
 }

@@ -29,7 +29,8 @@ type conn struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	calls callSet // the tool calls in flight, for elicitations (elicit.go)
+	calls  callSet     // the tool calls in flight, for elicitations (elicit.go)
+	asking atomic.Bool // a server-initiated elicitation is being asked (elicit.go)
 }
 
 // dialer is what connecting needs from the manager.

@@ -34,6 +34,8 @@ import (
 //     one tool call in flight on the connection. With none (a server asking
 //     outside a call), or calls of several sessions at once, nobody can be
 //     said to be asked: the server gets decline and the sidecar logs why.
+//     Such requests are asked one at a time: one that comes while another
+//     waits for the user is declined.
 //
 // A form's schema must be MCP's: a flat object of string (format, enum,
 // length), number, integer (minimum, maximum), boolean or string-enum array
@@ -129,6 +131,14 @@ func (h elicitHandler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (
 			log.Warn("mcp elicitation declined: the tool call has no session to ask", "message", el.Message)
 			return elicitResult(protocol.ElicitationDecline, nil), nil
 		}
+		// One at a time: mcp-go hands each request to its own goroutine,
+		// and a server asking many at once would open a card (and a
+		// stored request) for each.
+		if !h.c.asking.CompareAndSwap(false, true) {
+			log.Warn("mcp elicitation declined: the server is already asking the user", "message", el.Message)
+			return elicitResult(protocol.ElicitationDecline, nil), nil
+		}
+		defer h.c.asking.Store(false)
 		// Wait as long as the call and the server's request both last (the
 		// request's end, e.g. mcp-go's 30 s over streamable HTTP, is the
 		// cause: a deadline reads as a timeout).
@@ -273,6 +283,13 @@ func CheckRequestedSchema(raw json.RawMessage) error {
 	if err := noRefs(top, "requestedSchema"); err != nil {
 		return err
 	}
+	var whole any
+	if err := json.Unmarshal(raw, &whole); err != nil {
+		return fmt.Errorf("%w: the requestedSchema is not JSON", ErrElicitation)
+	}
+	if err := noRefsDeep(whole, "requestedSchema"); err != nil {
+		return err
+	}
 	var props map[string]map[string]json.RawMessage
 	if err := json.Unmarshal(top["properties"], &props); err != nil {
 		return fmt.Errorf("%w: requestedSchema.properties must be an object of schemas", ErrElicitation)
@@ -313,6 +330,45 @@ func noRefs(obj map[string]json.RawMessage, field string) error {
 	for _, k := range refKeys {
 		if _, ok := obj[k]; ok {
 			return fmt.Errorf("%w: %s uses %s (a form's schema is self-contained)", ErrElicitation, field, k)
+		}
+	}
+	return nil
+}
+
+// dataKeys are schema keywords whose values are instances, not schemas.
+var dataKeys = []string{"enum", "const", "default", "examples"}
+
+// noRefsDeep refuses a reference keyword at any depth of a schema (in
+// anyOf, allOf, not, items, additionalProperties, ...): a form's schema is
+// self-contained, and a reference, even a local one, can make it a cycle
+// no answer validates against.
+func noRefsDeep(v any, field string) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			switch {
+			case slices.Contains(refKeys, k):
+				return fmt.Errorf("%w: %s uses %s (a form's schema is self-contained)", ErrElicitation, field, k)
+			case slices.Contains(dataKeys, k):
+				continue
+			case k == "properties" || k == "patternProperties" || k == "dependentSchemas":
+				props, _ := sub.(map[string]any)
+				for name, p := range props {
+					if err := noRefsDeep(p, field+"."+k+"."+name); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := noRefsDeep(sub, field+"."+k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, sub := range v {
+			if err := noRefsDeep(sub, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,6 +54,7 @@ func TestCheckRequestedSchema(t *testing.T) {
 		`{"type":"object","properties":{"name":{"type":"string","minLength":1,"format":"email"},"n":{"type":"integer","minimum":1},"b":{"type":"boolean","default":true}},"required":["name"]}`,
 		`{"type":"object","properties":{"c":{"type":"string","oneOf":[{"const":"r","title":"Red"}]},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}}}`,
 		`{"type":"object","properties":{}}`,
+		`{"type":"object","properties":{"$ref":{"type":"string","default":"$ref","enum":["$ref"]}}}`, // names and values, not references
 	}
 	for _, s := range ok {
 		require.NoError(t, CheckRequestedSchema(json.RawMessage(s)), s)
@@ -62,7 +65,12 @@ func TestCheckRequestedSchema(t *testing.T) {
 		`{"type":"object","properties":{"a":{"type":"array","items":{"type":"object"}}}}`: "string enum",
 		`{"type":"object","properties":{"a":{"$ref":"file:///etc/passwd"}}}`:              "$ref",
 		`{"type":"object","$defs":{"x":{}},"properties":{}}`:                              "$defs",
-		`{"type":"object","properties":{"a":{"type":"string","minLength":"one"}}}`:        "does not compile",
+		// References at any depth: never fetched, and never a cycle no
+		// answer validates against.
+		`{"type":"object","properties":{"a":{"type":"string","allOf":[{"$ref":"#/properties/a"}]}}}`:      "$ref",
+		`{"type":"object","properties":{"a":{"type":"string","anyOf":[{"$ref":"https://x.example/s"}]}}}`: "$ref",
+		`{"type":"object","properties":{"a":{"type":"string"}},"not":{"$dynamicRef":"#x"}}`:               "$dynamicRef",
+		`{"type":"object","properties":{"a":{"type":"string","minLength":"one"}}}`:                        "does not compile",
 		`[1]`: "not an object",
 	}
 	for s, why := range bad {
@@ -223,6 +231,40 @@ func TestElicitationEndsWithTheCall(t *testing.T) {
 		b, _ := os.ReadFile(logFile)
 		return strings.Contains(string(b), "elicit_direct action=cancel")
 	})
+}
+
+// TestElicitationFloodAskedOneAtATime: a server that sends many
+// elicitation requests at once during a call has one shown at a time; the
+// ones that come while it waits for the user are declined at once.
+func TestElicitationFloodAskedOneAtATime(t *testing.T) {
+	logFile := filepath.Join(t.TempDir(), "seen")
+	reg := elicitServer(t, "-elicit-log", logFile)
+	var inFlight, most atomic.Int32
+	f := &fakeElicitor{answer: func(ctx context.Context, _ tools.Elicitation) (tools.ElicitationAnswer, error) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		// Answer once the server has the other seven answers (with the
+		// old code they all wait here: cancel at the deadline).
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		for {
+			b, _ := os.ReadFile(logFile)
+			if strings.Count(string(b), "elicit_flood ") >= 7 {
+				return tools.ElicitationAnswer{Action: "accept", Content: json.RawMessage(`{"name":"Ada"}`)}, nil
+			}
+			select {
+			case <-wctx.Done():
+				return tools.ElicitationAnswer{}, wctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}}
+	got := callWith(t, tctx(t), reg, f, "mcp__el__elicit_flood", `{}`)
+	require.Equal(t, int32(1), most.Load(), "one form at a time")
+	require.Equal(t, 1, f.count())
+	require.Contains(t, got, "action=accept "+strings.Repeat("action=decline ", 6)+"action=decline")
 }
 
 // TestElicitationURLMode: a URL-mode elicitation is shown with its host

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -140,11 +141,22 @@ func (m *Manager) Login(ctx context.Context, name string) (string, error) {
 	h.SetBaseURL(resourceBase(cfg.URL))
 	fail := func(err error) (string, error) {
 		ln.Close()
-		return "", fmt.Errorf("login %s: %w: %v", name, ErrLoginFailed, err)
+		// Outside text (an error body of the authorization server) is
+		// clipped: it is an RPC error and a log line.
+		return "", fmt.Errorf("login %s: %w: %s", name, ErrLoginFailed, printable(err.Error(), 3*maxReason))
+	}
+	// Before anything is sent to it: the authorization server's endpoints
+	// carry the client secret, the code and the tokens.
+	asm, err := h.GetServerMetadata(ctx)
+	if err != nil {
+		return fail(fmt.Errorf("authorization server metadata: %v", err))
+	}
+	if err := checkASEndpoints(asm); err != nil {
+		return fail(err)
 	}
 	if set.ClientID == "" {
 		if err := h.RegisterClient(ctx, clientName); err != nil {
-			return fail(fmt.Errorf("dynamic client registration: %v; register a client with the server's authorization server and set oauth.clientId in the server's config", err))
+			return fail(fmt.Errorf("dynamic client registration: %s; register a client with the server's authorization server and set oauth.clientId in the server's config", printable(err.Error(), maxReason)))
 		}
 	}
 	st.entry.ClientID, st.entry.ClientSecret, st.entry.AuthMethod = h.GetClientID(), h.GetClientSecret(), h.GetTokenEndpointAuthMethod()
@@ -357,7 +369,7 @@ func (l *login) exchange(ctx context.Context, q url.Values) error {
 		if d := q.Get("error_description"); d != "" {
 			msg += ": " + d
 		}
-		return fmt.Errorf("%w: the authorization server refused the sign-in (%s)", ErrLoginFailed, printable(msg, 300))
+		return fmt.Errorf("%w: the authorization server refused the sign-in (%s)", ErrLoginFailed, printable(msg, maxReason))
 	}
 	code := q.Get("code")
 	if code == "" {
@@ -366,7 +378,9 @@ func (l *login) exchange(ctx context.Context, q url.Values) error {
 	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	defer cancel()
 	if err := l.handler.ProcessAuthorizationResponse(ctx, code, q.Get("state"), l.verifier); err != nil {
-		return fmt.Errorf("%w: code exchange: %v", ErrLoginFailed, err)
+		// The token endpoint's error body is in err: clipped, it goes to
+		// lastError (mcp.status), the log and the browser's page.
+		return fmt.Errorf("%w: code exchange: %s", ErrLoginFailed, printable(err.Error(), maxReason))
 	}
 	return nil
 }
@@ -388,16 +402,46 @@ func answerPage(w http.ResponseWriter, status int, server string, err error) {
 }
 
 // checkAuthURL accepts an authorization URL the shell may open: absolute
-// http or https.
+// https, or http to a loopback host.
 func checkAuthURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("authorization URL: %v", err)
-	}
-	if (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("authorization URL %q is not an absolute http(s) URL", u.Redacted())
+	return checkEndpoint("authorization URL", s)
+}
+
+// checkASEndpoints accepts an authorization server whose endpoints are
+// https, or http to a loopback host (OAuth 2.1 §1.5): a token endpoint
+// in clear text would hand the code, the client secret and the tokens to
+// anyone on the path.
+func checkASEndpoints(md *transport.AuthServerMetadata) error {
+	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", md.AuthorizationEndpoint},
+		{"token_endpoint", md.TokenEndpoint},
+		{"registration_endpoint", md.RegistrationEndpoint},
+	} {
+		if e.url == "" && e.name == "registration_endpoint" {
+			continue
+		}
+		if err := checkEndpoint("the authorization server's "+e.name, e.url); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkEndpoint accepts an absolute https URL, or http to a loopback host.
+func checkEndpoint(what, s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	switch {
+	case u.Host == "" || u.User != nil:
+		return fmt.Errorf("%s %q is not an absolute https URL", what, u.Redacted())
+	case strings.EqualFold(u.Scheme, "https"):
+		return nil
+	case strings.EqualFold(u.Scheme, "http") && loopback(u.Hostname()):
+		return nil
+	}
+	return fmt.Errorf("%s %q is not https (http is accepted for a loopback host only)", what, u.Redacted())
 }
 
 // resourceBase is the server URL without query and fragment: what mcp-go's
@@ -421,7 +465,13 @@ func printable(s string, limit int) string {
 		return r
 	}, s)
 	if len(s) > limit {
+		for limit > 0 && !utf8.RuneStart(s[limit]) {
+			limit--
+		}
 		s = s[:limit] + "…"
 	}
 	return s
 }
+
+// maxReason bounds the outside text in a sign-in's error (bytes).
+const maxReason = 300

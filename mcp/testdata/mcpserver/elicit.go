@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -82,6 +84,30 @@ func addElicitTools(s *server.MCPServer, logFile string) {
 			}
 			logSeen("elicit_direct", got)
 			return text(got), nil
+		})
+	s.AddTool(mcp.NewTool("elicit_flood", mcp.WithDescription("Ask 8 forms at once (server-initiated requests).")),
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			const n = 8
+			got := make([]string, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					res, err := s.RequestElicitation(context.WithoutCancel(ctx), mcp.ElicitationRequest{Params: mcp.ElicitationParams{
+						Message: fmt.Sprintf("Form %d", i), RequestedSchema: formSchema,
+					}})
+					got[i] = "action=none"
+					if res != nil {
+						got[i] = "action=" + string(res.Action)
+					}
+					if err != nil {
+						got[i] = "error=" + err.Error()
+					}
+					logSeen("elicit_flood", got[i])
+				})
+			}
+			wg.Wait()
+			slices.Sort(got)
+			return text(strings.Join(got, " ")), nil
 		})
 	s.AddTool(mcp.NewTool("elicit_url", mcp.WithDescription("Ask the user to open a URL."),
 		mcp.WithString("url", mcp.Required())),

@@ -67,6 +67,14 @@ func TestImportOfRewoundSessionForksItsLiveTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one", rw.Input)
 	require.Equal(t, 2, rw.DroppedMessages)
+
+	// Its files cannot be rewound to before an imported turn: the file
+	// carried no snapshots (this read as "changed no file" before).
+	_, err = b.SessionRewind(ctx, protocol.SessionRewindParams{SessionID: imp.SessionID, TurnID: t1.TurnID, Files: true, DryRun: true})
+	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorContains(t, err, "came with the import")
+	_, err = b.SessionRewind(ctx, protocol.SessionRewindParams{SessionID: imp.SessionID, TurnID: t1.TurnID, Files: true})
+	require.ErrorIs(t, err, ErrConflict)
 }
 
 // msgSummary is role:content of each message.

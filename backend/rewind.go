@@ -312,19 +312,32 @@ func pickSnapshotTurn(list []vcs.Turn, sessionID, turnID string, dropped []strin
 // session's, the fork has none of them, so its files cannot be brought
 // back (and no snapshot would wrongly read as "changed no file"). The
 // copied turns are those that started before the fork's turn ended (the
-// fork keeps the source's seqs).
+// fork keeps the source's seqs). The same for an imported session's turns
+// (those that started at or before its ImportedSeq): a file carries no
+// snapshots.
 func (b *Backend) checkCopiedTurns(ctx context.Context, sessionID string, dropped []string) error {
 	st := b.opts.Store
 	ss, err := st.Session(ctx, sessionID)
 	if err != nil {
 		return err
 	}
-	if ss.ForkedFrom == "" {
+	if ss.ForkedFrom == "" && ss.ImportedSeq == 0 {
 		return nil
 	}
 	evs, err := st.EventsOfTypes(ctx, sessionID, string(protocol.EventTurnStart), string(protocol.EventTurnEnd))
 	if err != nil {
 		return err
+	}
+	if ss.ImportedSeq > 0 {
+		// An imported session: its turns up to the import came from a file,
+		// which carries no snapshots.
+		for _, ev := range evs {
+			if ev.Type == string(protocol.EventTurnStart) && ev.Seq <= ss.ImportedSeq && slices.Contains(dropped, ev.TurnID) {
+				return fmt.Errorf("%w: turn %s came with the import of session %s from a file, which carries no snapshots, so its files cannot be rewound to before it; rewind with files: false to rewind only the history",
+					ErrConflict, ev.TurnID, sessionID)
+			}
+		}
+		return nil
 	}
 	end := int64(-1) // not found: every turn counts as copied (fail closed)
 	for _, ev := range evs {

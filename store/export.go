@@ -219,10 +219,10 @@ func (s *Store) ImportSession(ctx context.Context, in ImportInput) (Session, err
 		}
 		now := t.nowMS()
 		res, err := t.exec(`INSERT INTO sessions (id, project_id, title, title_source, model, mode,
-			agent, provider, status, task_count, last_seq, checkpoint_seq, created_at, updated_at, settings, usage, usage_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ''), ?)`,
+			agent, provider, status, task_count, last_seq, checkpoint_seq, created_at, updated_at, settings, usage, usage_seq, imported_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, ''), ?, ?)`,
 			ss.ID, ss.ProjectID, ss.Title, ss.TitleSource, ss.Model, ss.Mode, ss.Agent, ss.Provider, ss.Status,
-			ss.TaskCount, n, n, now, now, string(ss.Settings), usage, n)
+			ss.TaskCount, n, n, now, now, string(ss.Settings), usage, n, n)
 		if err != nil {
 			return err
 		}

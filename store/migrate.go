@@ -223,6 +223,10 @@ CREATE TABLE rewind_intents (
 	created_at INTEGER NOT NULL
 );
 `,
+	// 11: the last seq an import wrote (ImportSession): the turns up to it
+	// came without their snapshots, so session.rewind refuses to rewind
+	// the files to before them.
+	`ALTER TABLE sessions ADD COLUMN imported_seq INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -19,7 +19,7 @@ CREATE TABLE sessions (
 	checkpoint_seq INTEGER NOT NULL DEFAULT 0,
 	created_at     INTEGER NOT NULL,
 	updated_at     INTEGER NOT NULL
-, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0, forked_from TEXT NOT NULL DEFAULT '', forked_turn TEXT NOT NULL DEFAULT '', archived INTEGER NOT NULL DEFAULT 0);
+, settings TEXT NOT NULL DEFAULT '{}', status TEXT NOT NULL DEFAULT 'idle', usage TEXT NOT NULL DEFAULT '', usage_seq INTEGER NOT NULL DEFAULT 0, forked_from TEXT NOT NULL DEFAULT '', forked_turn TEXT NOT NULL DEFAULT '', archived INTEGER NOT NULL DEFAULT 0, imported_seq INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE events (
 	session_pk INTEGER NOT NULL REFERENCES sessions(pk) ON DELETE CASCADE,
 	seq        INTEGER NOT NULL,

@@ -40,13 +40,17 @@ type Session struct {
 	// from (ForkSession); empty for other sessions.
 	ForkedFrom string `json:"forkedFrom,omitempty"`
 	ForkedTurn string `json:"forkedTurn,omitempty"`
+	// ImportedSeq is the last seq an import (ImportSession) wrote: the
+	// turns up to it came with the file, without their snapshots; 0 for a
+	// session that was not imported.
+	ImportedSeq int64 `json:"importedSeq,omitempty"`
 	// Archived hides the session from lists that do not ask for archived
 	// sessions (SetArchived; sessionlist.go).
 	Archived bool `json:"archived"`
 }
 
 const sessionCols = `id, COALESCE(project_id, ''), title, title_source, model, mode, agent, provider,
-	status, task_count, last_seq, created_at, updated_at, settings, usage, forked_from, forked_turn, archived`
+	status, task_count, last_seq, created_at, updated_at, settings, usage, forked_from, forked_turn, archived, imported_seq`
 
 func scanSession(r scanner) (Session, error) {
 	var ss Session
@@ -54,7 +58,7 @@ func scanSession(r scanner) (Session, error) {
 	var settings, usage []byte
 	if err := r.Scan(&ss.ID, &ss.ProjectID, &ss.Title, &ss.TitleSource, &ss.Model, &ss.Mode, &ss.Agent,
 		&ss.Provider, &ss.Status, &ss.TaskCount, &ss.LastSeq, &created, &updated, &settings, &usage,
-		&ss.ForkedFrom, &ss.ForkedTurn, &ss.Archived); err != nil {
+		&ss.ForkedFrom, &ss.ForkedTurn, &ss.Archived, &ss.ImportedSeq); err != nil {
 		return Session{}, err
 	}
 	if len(usage) > 0 {
